@@ -1,0 +1,48 @@
+// ProcRoot: where iodrift reads kernel state from.
+//
+// Every reader takes a ProcRoot instead of hard-coding "/proc", so the same code reads the live
+// kernel, `/host/proc` inside a container, or a captured fixture tree in tests
+// (`iodriftd --proc-root DIR`). Paths are relative to /proc: "meminfo", "pressure/io",
+// "sys/kernel/random/boot_id".
+//
+// Thread-safety: immutable after construction; safe to share.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "collectors/common/error.h"
+
+namespace iodrift {
+
+// Pseudo-files larger than this are refused (the largest real one we read, /proc/stat with a
+// long `intr` line, is ~130 KiB on a 65k-IRQ machine; slabinfo on big hosts ~100 KiB).
+inline constexpr std::size_t kMaxProcFileBytes = 4u << 20;
+
+class ProcRoot {
+ public:
+  ProcRoot() : root_("/proc") {}
+  explicit ProcRoot(std::filesystem::path root) : root_(std::move(root)) {}
+
+  const std::filesystem::path& root() const { return root_; }
+
+  // Absolute path of `relative` (e.g. "pressure/io") under this root.
+  std::filesystem::path Path(std::string_view relative) const { return root_ / relative; }
+
+  // Reads the whole pseudo-file `relative` (see ReadWholeFile).
+  Expected<std::string> Read(std::string_view relative,
+                             std::size_t max_bytes = kMaxProcFileBytes) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+// Reads `path` completely with a read() loop (never trusting st_size, which is 0 or 4096 for
+// /proc files). Fails with the errno and a message naming the path when the file cannot be
+// opened or read, and with EFBIG when it holds more than `max_bytes`.
+Expected<std::string> ReadWholeFile(const std::filesystem::path& path,
+                                    std::size_t max_bytes = kMaxProcFileBytes);
+
+}  // namespace iodrift

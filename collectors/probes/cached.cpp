@@ -1,0 +1,96 @@
+#include "collectors/probes/cached.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "collectors/probes/io_util.h"
+#include "collectors/probes/target.h"
+
+namespace iodrift::probes {
+
+void RunCachedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+                    ProbeResult& result) {
+  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control);
+  if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
+  result.target_info = DescribeTarget(dt->path, env.sys_root);
+  if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
+
+  auto fd = OpenReadOnly(dt->path);
+  if (!fd) return MarkFailed(result, Outcome::kError, fd.error().message);
+  std::uint64_t region = std::min(kCachedRegionBytes, dt->size);
+  if (region > PageSize()) region = AlignDown(region, PageSize());
+  auto buffer = AlignedBuffer::Make(kCachedRegionBytes, 4096);
+  if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
+  const bool locked = mlock(buffer->data(), buffer->size()) == 0;
+
+  auto read_region = [&]() -> bool {
+    std::uint64_t done = 0;
+    while (done < region) {
+      const ssize_t n = pread(fd->get(), buffer->data() + done, region - done,
+                              static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        MarkFailed(result, Outcome::kError,
+                   n == 0 ? "read " + dt->path + ": unexpected end of file"
+                          : SystemErrorMessage("read " + dt->path, errno));
+        return false;
+      }
+      done += static_cast<std::uint64_t>(n);
+      result.bytes += static_cast<std::uint64_t>(n);
+    }
+    return true;
+  };
+
+  bool ok = read_region() && read_region();  // warm-up: bring the region into the page cache
+  if (ok) {
+    if (auto res = MeasureResidency(fd->get(), 0, region)) {
+      result.extra["resident_fraction"] = res->Fraction();
+    } else {
+      AddSuspect(result, "residency_unverified");
+    }
+    const double window_s =
+        std::max(0.01, std::chrono::duration<double>(spec.time_budget).count() / kCachedWindows);
+    std::vector<double> rates;
+    for (int w = 0; ok && w < kCachedWindows; ++w) {
+      std::uint64_t window_bytes = 0;
+      const double t0 = MonotonicSeconds();
+      double elapsed = 0;
+      do {
+        const std::uint64_t before = result.bytes;
+        if (!(ok = read_region())) break;
+        window_bytes += result.bytes - before;
+        elapsed = MonotonicSeconds() - t0;
+      } while (elapsed < window_s);
+      if (!ok) break;
+      rates.push_back(static_cast<double>(window_bytes) / elapsed);
+      if (control.Cancelled()) {
+        MarkFailed(result, Outcome::kSkipped, "cached read " + dt->path + ": cancelled");
+        ok = false;
+      } else if (control.PastDeadline(MonotonicSeconds())) {
+        MarkFailed(result, Outcome::kTimeout, "cached read " + dt->path + ": timed out");
+        ok = false;
+      }
+    }
+    if (ok) {
+      std::vector<double> sorted = rates;
+      std::sort(sorted.begin(), sorted.end());
+      // Median of an odd count is its middle element; of an even count the upper middle.
+      result.throughput_bytes_per_second = sorted[sorted.size() / 2];
+      result.extra["throughput_max_bytes_per_second"] = sorted.back();
+      result.extra["throughput_min_bytes_per_second"] = sorted.front();
+      result.extra["windows"] = static_cast<double>(sorted.size());
+      result.extra["window_seconds"] = window_s;
+      if (auto res = MeasureResidency(fd->get(), 0, region); res && res->Fraction() < 0.99) {
+        AddSuspect(result, "cache_evicted");
+      }
+      result.outcome = Outcome::kOk;
+    }
+  }
+  result.extra["region_bytes"] = static_cast<double>(region);
+  if (locked) munlock(buffer->data(), buffer->size());
+}
+
+}  // namespace iodrift::probes

@@ -1,0 +1,27 @@
+// `cached` probe: page-cache read speed, the `hdparm -T` analogue (PROBES.md §4.1).
+//
+// Method: open the target read-only (a directory's probe file) and keep the fd open for the
+// whole run (for a device that stops the kernel dropping its cache at last close); region =
+// the first 2 MiB (less for a smaller file); buffer 2 MiB, posix_memalign(4096), faulted in,
+// mlock()ed when RLIMIT_MEMLOCK allows. Warm up with two pread()s of the region, check residency,
+// then time 5 windows of max(10 ms, time_budget/5) each, each window repeating
+// pread(fd, buf, region, 0). throughput = median window rate; extra: throughput_max/min,
+// region_bytes, resident_fraction (before measuring), windows. A region found evicted after the
+// windows adds suspect `cache_evicted`. bytes = everything pread() returned (warm-up included).
+//
+// Thread-safety: RunCachedProbe is reentrant.
+#pragma once
+
+#include "collectors/probes/probe.h"
+#include "collectors/probes/probe_env.h"
+
+namespace iodrift::probes {
+
+inline constexpr std::uint64_t kCachedRegionBytes = 2ull << 20;
+inline constexpr int kCachedWindows = 5;
+
+// Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
+void RunCachedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+                    ProbeResult& result);
+
+}  // namespace iodrift::probes

@@ -1,0 +1,109 @@
+#include "collectors/probes/calibration.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "collectors/common/proc_root.h"
+#include "collectors/common/text.h"
+
+namespace iodrift::probes {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+std::string Serialize(const config::ProbeSpec& spec, std::uint64_t bytes) {
+  return "version 1\nkind " + std::string(config::ProbeKindName(spec.kind)) + "\ntarget " +
+         spec.target + "\nbytes " + std::to_string(bytes) + "\n";
+}
+
+}  // namespace
+
+std::uint64_t CalibratedBudget(std::uint64_t bytes_read, bool stopped_by_time_budget) {
+  const std::uint64_t kept = stopped_by_time_budget ? bytes_read / 10 * 8 : bytes_read;
+  const std::uint64_t b = kept / kMiB * kMiB;
+  return std::clamp(b, kMinCalibratedBytes, kMaxCalibratedBytes);
+}
+
+std::filesystem::path CalibrationPath(const std::filesystem::path& state_dir,
+                                      const std::string& name) {
+  return state_dir / "calibration" / name;
+}
+
+std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_dir,
+                                             const config::ProbeSpec& spec) {
+  if (state_dir.empty()) return std::nullopt;
+  auto content = ReadWholeFile(CalibrationPath(state_dir, spec.name), 64 * 1024);
+  if (!content) return std::nullopt;
+  std::optional<std::uint64_t> bytes;
+  bool version_ok = false, kind_ok = false, target_ok = false;
+  for (auto line : text::Lines(*content)) {
+    const auto space = line.find(' ');
+    if (space == std::string_view::npos) continue;
+    const auto key = line.substr(0, space);
+    const auto value = line.substr(space + 1);  // target paths may contain spaces
+    if (key == "version") version_ok = value == "1";
+    if (key == "kind") kind_ok = value == config::ProbeKindName(spec.kind);
+    if (key == "target") target_ok = value == spec.target;
+    if (key == "bytes") bytes = text::ParseU64(value);
+  }
+  if (!version_ok || !kind_ok || !target_ok || !bytes || *bytes == 0) return std::nullopt;
+  return bytes;
+}
+
+Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
+                               const config::ProbeSpec& spec, std::uint64_t bytes) {
+  if (state_dir.empty()) return Fail(EINVAL, "no state directory to keep the calibration in");
+  const auto dir = state_dir / "calibration";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(ec.value(), "create " + dir.string() + ": " + ec.message());
+  chmod(dir.c_str(), 0700);
+  const auto path = CalibrationPath(state_dir, spec.name);
+  const auto tmp = path.string() + ".tmp." + std::to_string(getpid());
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Fail(errno, SystemErrorMessage("create " + tmp, errno));
+  const std::string data = Serialize(spec, bytes);
+  const bool ok = write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+                  fsync(fd) == 0;
+  const int err = errno;
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = ok ? errno : err;
+    unlink(tmp.c_str());
+    return Fail(e, SystemErrorMessage("write " + path.string(), e));
+  }
+  return {};
+}
+
+SequentialBudget ResolveBudget(const config::ProbeSpec& spec,
+                               const std::filesystem::path& state_dir) {
+  SequentialBudget b;
+  if (spec.size > 0) {
+    b.read_limit = spec.size;
+  } else if (auto stored = LoadCalibration(state_dir, spec)) {
+    b.read_limit = *stored;
+  } else {
+    b.read_limit = kMaxCalibrationBytes;
+    b.calibrating = true;
+  }
+  return b;
+}
+
+void FinishCalibration(const config::ProbeSpec& spec, const std::filesystem::path& state_dir,
+                       std::uint64_t bytes_read, bool stopped_by_time_budget, ProbeResult& result) {
+  const std::uint64_t budget = CalibratedBudget(bytes_read, stopped_by_time_budget);
+  result.extra["calibrated"] = 1;
+  result.extra["budget_bytes"] = static_cast<double>(budget);
+  if (!SaveCalibration(state_dir, spec, budget)) {
+    if (std::find(result.suspect.begin(), result.suspect.end(), "calibration_not_saved") ==
+        result.suspect.end()) {
+      result.suspect.push_back("calibration_not_saved");
+    }
+  }
+}
+
+}  // namespace iodrift::probes

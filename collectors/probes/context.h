@@ -1,0 +1,73 @@
+// The memory state next to every probe result: a snapshot at the start of the run and the
+// changes over it, plus the probe thread's CPU time.
+//
+// At Begin(): /proc/meminfo (the fields in ContextFields(), bytes), /proc/uptime,
+// /proc/sys/fs/dentry-state, /proc/vmstat (the reclaim/compaction/fault counters that
+// IsTrackedVmstatField() selects), PSI io and memory totals and avg10, and
+// getrusage(RUSAGE_THREAD). At Finish(): the deltas of vmstat, PSI and CPU time, written into
+// the ProbeResult, and the suspect reasons that follow from the snapshot:
+//   low_free_memory  MemFree at the start < the run's page-cache/anonymous working set + 64 MiB
+//                    (the read or copy will have to reclaim memory first, so the figure includes
+//                    reclaim; old hdparm warned about the same) — for cached, buffered, memory;
+//   io_pressure      PSI io "some" avg10 > 10 % at the start (someone else was waiting for I/O
+//                    before the probe started; the probe's own waits would count during it);
+//   memory_pressure  PSI memory "some" avg10 > 10 % at the start.
+// Each part is optional: a proc root missing a file (a fixture, an old kernel) leaves that part
+// empty and is not an error.
+//
+// Thread-safety: a RunContext is a value; Begin() and Finish() must run on the probe thread
+// (RUSAGE_THREAD measures the calling thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/common/proc_root.h"
+#include "collectors/probes/io_util.h"
+#include "collectors/probes/probe.h"
+#include "collectors/proc/meminfo.h"
+
+namespace iodrift::probes {
+
+inline constexpr std::uint64_t kLowFreeSlackBytes = 64ull << 20;
+inline constexpr double kPressureSuspectAvg10 = 10.0;
+
+// Kernel meminfo names recorded in ProbeResult::context, and the key used there
+// ("Active(file)" → "Active_file", as in iodrift_meminfo_*).
+const std::vector<std::string_view>& ContextFields();
+std::string ContextKey(std::string_view meminfo_name);
+
+// Whether a /proc/vmstat counter is kept in ProbeResult::vmstat_delta: pgscan*, pgsteal*,
+// allocstall*, workingset_refault*, compact_{stall,fail,success}, pgfault, pgmajfault,
+// thp_fault_{alloc,fallback}, pgpgin, pgpgout.
+bool IsTrackedVmstatField(std::string_view name);
+
+// low_free_memory rule (see above); false when MemFree is unknown or working_set_bytes is 0.
+bool LowFreeMemory(const proc::Meminfo& meminfo, std::uint64_t working_set_bytes);
+
+class RunContext {
+ public:
+  static RunContext Begin(const ProcRoot& root);
+
+  // Writes context, uptime, dentry state, vmstat/PSI deltas and CPU seconds into `result` and
+  // appends suspect reasons (without duplicates). `working_set_bytes` is what the run pulled
+  // through the page cache or allocated (0: the low-memory rule does not apply).
+  void Finish(ProbeResult& result, std::uint64_t working_set_bytes) const;
+
+ private:
+  ProcRoot root_;
+  std::optional<proc::Meminfo> meminfo_;
+  std::map<std::string, std::int64_t> vmstat_;
+  std::map<std::string, std::uint64_t> pressure_total_us_;  // io_some, io_full, memory_some, …
+  std::optional<double> io_avg10_;
+  std::optional<double> memory_avg10_;
+  std::optional<double> uptime_;
+  std::map<std::string, std::uint64_t> dentries_;
+  ThreadCpu cpu_;
+};
+
+}  // namespace iodrift::probes

@@ -1,0 +1,156 @@
+#include "collectors/probes/memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "collectors/common/text.h"
+#include "collectors/probes/io_util.h"
+#include "collectors/proc/meminfo.h"
+
+namespace iodrift::probes {
+namespace {
+
+constexpr std::uint64_t kHotBytes = 2ull << 20;
+constexpr std::uint64_t kStreamChunk = 2ull << 20;
+constexpr int kHotWindows = 5;
+
+// Keeps the compiler from dropping a copy whose destination is never read.
+inline void Clobber(void* p) { asm volatile("" : : "r"(p) : "memory"); }
+
+// An anonymous private mapping, unmapped on destruction.
+class Mapping {
+ public:
+  static Expected<Mapping> Make(std::size_t size) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      return Fail(errno, SystemErrorMessage("mmap " + std::to_string(size) + " bytes", errno));
+    }
+    Mapping m;
+    m.data_ = static_cast<char*>(p);
+    m.size_ = size;
+    return m;
+  }
+  Mapping() = default;
+  Mapping(Mapping&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(o.size_) {}
+  Mapping& operator=(Mapping&&) = delete;
+  ~Mapping() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Parses "266240K", "32M", "1G" (sysfs cache sizes).
+std::optional<std::uint64_t> ParseCacheSize(std::string_view s) {
+  std::uint64_t mult = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K': mult = 1ull << 10; s.remove_suffix(1); break;
+      case 'M': mult = 1ull << 20; s.remove_suffix(1); break;
+      case 'G': mult = 1ull << 30; s.remove_suffix(1); break;
+      default: break;
+    }
+  }
+  auto v = text::ParseU64(s);
+  if (!v) return std::nullopt;
+  return *v * mult;
+}
+
+}  // namespace
+
+std::uint64_t DefaultStreamBytes(const std::filesystem::path& sys_root) {
+  constexpr std::uint64_t kMin = 64ull << 20, kMax = 512ull << 20;
+  auto text_in = ReadWholeFile(sys_root / "devices/system/cpu/cpu0/cache/index3/size", 4096);
+  if (!text_in) return kMin;
+  auto llc = ParseCacheSize(text::Trim(*text_in));
+  if (!llc) return kMin;
+  return std::clamp(AlignUp(2 * *llc, kStreamChunk), kMin, kMax);
+}
+
+void RunMemoryProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+                    ProbeResult& result) {
+  // --- hot: 2 MiB → 2 MiB ---
+  auto hot_src = Mapping::Make(kHotBytes);
+  auto hot_dst = Mapping::Make(kHotBytes);
+  if (!hot_src) return MarkFailed(result, Outcome::kError, hot_src.error().message);
+  if (!hot_dst) return MarkFailed(result, Outcome::kError, hot_dst.error().message);
+  FillPseudoRandom(hot_src->data(), kHotBytes, 1);
+  std::memset(hot_dst->data(), 0, kHotBytes);
+  for (int i = 0; i < 2; ++i) {
+    std::memcpy(hot_dst->data(), hot_src->data(), kHotBytes);
+    Clobber(hot_dst->data());
+  }
+  const double window_s =
+      std::max(0.01, std::chrono::duration<double>(spec.time_budget).count() / kHotWindows);
+  std::vector<double> hot_rates;
+  for (int w = 0; w < kHotWindows; ++w) {
+    std::uint64_t copied = 0;
+    const double t0 = MonotonicSeconds();
+    double elapsed = 0;
+    do {
+      std::memcpy(hot_dst->data(), hot_src->data(), kHotBytes);
+      Clobber(hot_dst->data());
+      copied += kHotBytes;
+      elapsed = MonotonicSeconds() - t0;
+    } while (elapsed < window_s);
+    hot_rates.push_back(static_cast<double>(copied) / elapsed);
+    if (control.Cancelled()) return MarkFailed(result, Outcome::kSkipped, "memory probe: cancelled");
+    if (control.PastDeadline(MonotonicSeconds())) {
+      return MarkFailed(result, Outcome::kTimeout, "memory probe: timed out");
+    }
+  }
+  std::sort(hot_rates.begin(), hot_rates.end());
+  result.extra["hot_copy_bytes_per_second"] = hot_rates[hot_rates.size() / 2];
+  result.extra["hot_copy_max_bytes_per_second"] = hot_rates.back();
+
+  // --- stream: S → S, with the first touch timed alone ---
+  std::uint64_t stream = spec.size > 0 ? AlignUp(spec.size, kStreamChunk) : DefaultStreamBytes(env.sys_root);
+  if (auto mem = proc::ReadMeminfo(env.proc_root)) {
+    if (auto avail = mem->Get("MemAvailable"); avail && *avail / 4 < stream) {
+      stream = std::max<std::uint64_t>(16ull << 20, AlignDown(*avail / 4, kStreamChunk));
+      AddSuspect(result, "low_free_memory");
+    }
+  }
+  result.extra["stream_buffer_bytes"] = static_cast<double>(stream);
+  auto src = Mapping::Make(stream);
+  if (!src) return MarkFailed(result, Outcome::kError, src.error().message);
+  auto dst = Mapping::Make(stream);
+  if (!dst) return MarkFailed(result, Outcome::kError, dst.error().message);
+  const std::uint64_t page = PageSize();
+  const double f0 = MonotonicSeconds();
+  for (std::uint64_t off = 0; off < stream; off += page) src->data()[off] = 1;
+  for (std::uint64_t off = 0; off < stream; off += page) dst->data()[off] = 1;
+  Clobber(src->data());
+  Clobber(dst->data());
+  const double fault_s = MonotonicSeconds() - f0;
+  result.extra["fault_in_seconds"] = fault_s;
+  if (fault_s > 0) result.extra["page_alloc_bytes_per_second"] = 2.0 * stream / fault_s;
+
+  double copy_s = 0;
+  for (int pass = 0; pass < 2; ++pass) {  // pass 0 warms up, pass 1 is timed
+    if (control.Cancelled()) return MarkFailed(result, Outcome::kSkipped, "memory probe: cancelled");
+    if (control.PastDeadline(MonotonicSeconds())) {
+      return MarkFailed(result, Outcome::kTimeout, "memory probe: timed out");
+    }
+    const double t0 = MonotonicSeconds();
+    for (std::uint64_t off = 0; off < stream; off += kStreamChunk) {
+      std::memcpy(dst->data() + off, src->data() + off, kStreamChunk);
+    }
+    Clobber(dst->data());
+    copy_s = MonotonicSeconds() - t0;
+  }
+  if (copy_s <= 0) return MarkFailed(result, Outcome::kError, "memory probe: copy took no time");
+  result.extra["stream_copy_bytes_per_second"] = static_cast<double>(stream) / copy_s;
+  result.throughput_bytes_per_second = static_cast<double>(stream) / copy_s;
+  result.outcome = Outcome::kOk;
+}
+
+}  // namespace iodrift::probes

@@ -1,0 +1,145 @@
+#include "collectors/probes/metadata.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+
+#include "collectors/probes/io_util.h"
+#include "collectors/probes/target.h"
+
+namespace iodrift::probes {
+namespace {
+
+std::vector<std::string> FileNames(std::uint32_t count) {
+  int width = 3;
+  for (std::uint32_t n = count > 0 ? count - 1 : 0; n >= 1000; n /= 10) ++width;
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::string digits = std::to_string(i);
+    names.push_back("f" + std::string(static_cast<std::size_t>(width) - std::min<std::size_t>(
+                                          digits.size(), static_cast<std::size_t>(width)), '0') +
+                    digits);
+  }
+  return names;
+}
+
+double PhaseP50(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : Percentile(v, 0.5);
+}
+
+}  // namespace
+
+void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
+                      const RunControl& control, ProbeResult& result) {
+  auto type = ClassifyTarget(spec.target);
+  if (!type) return MarkFailed(result, Outcome::kError, type.error().message);
+  if (*type != TargetType::kDirectory) {
+    return MarkFailed(result, Outcome::kError,
+                      "metadata probe needs a directory target; " + spec.target + " is a " +
+                          (*type == TargetType::kBlockDevice ? "block device" : "regular file"));
+  }
+  if (spec.files == 0) return MarkFailed(result, Outcome::kError, "metadata probe: files is 0");
+  result.target_info = DescribeTarget(spec.target, env.sys_root);
+  auto meta = EnsureMetaDir(spec.target);
+  if (!meta) return MarkFailed(result, Outcome::kError, meta.error().message);
+  const int dfd_raw = open(meta->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd_raw < 0) {
+    return MarkFailed(result, Outcome::kError, SystemErrorMessage("open " + meta->string(), errno));
+  }
+  UniqueFd dfd(dfd_raw);
+  const auto names = FileNames(spec.files);
+  const std::uint32_t n = spec.files;
+
+  int leftovers = 0;
+  for (const auto& name : names) {
+    if (unlinkat(dfd.get(), name.c_str(), 0) == 0) ++leftovers;
+  }
+  result.extra["leftovers_removed"] = leftovers;
+
+  std::vector<bool> exists(n, false);
+  auto cleanup = [&]() {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (exists[i]) unlinkat(dfd.get(), names[i].c_str(), 0);
+    }
+  };
+  auto fail = [&](Outcome outcome, std::string message) {
+    cleanup();
+    MarkFailed(result, outcome, std::move(message));
+  };
+  auto stop_requested = [&](double now) -> bool {
+    if (control.Cancelled()) {
+      fail(Outcome::kSkipped, "metadata probe: cancelled");
+      return true;
+    }
+    if (control.PastDeadline(now)) {
+      fail(Outcome::kTimeout, "metadata probe in " + meta->string() + ": timed out");
+      return true;
+    }
+    return false;
+  };
+  const std::string dir = meta->string() + "/";
+
+  std::vector<double> create_lat, stat_lat, delete_lat, all;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const double t0 = MonotonicSeconds();
+    const int fd = openat(dfd.get(), names[i].c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(Outcome::kError, SystemErrorMessage("create " + dir + names[i], errno));
+    exists[i] = true;
+    const int close_rc = close(fd);
+    const double t1 = MonotonicSeconds();
+    if (close_rc != 0) return fail(Outcome::kError, SystemErrorMessage("close " + dir + names[i], errno));
+    create_lat.push_back(t1 - t0);
+    if (stop_requested(t1)) return;
+  }
+
+  std::vector<std::uint32_t> order(n);
+  for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937 rng{std::random_device{}()};
+  std::shuffle(order.begin(), order.end(), rng);
+  for (std::uint32_t i : order) {
+    struct stat st {};
+    const double t0 = MonotonicSeconds();
+    const int rc = fstatat(dfd.get(), names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    const double t1 = MonotonicSeconds();
+    if (rc != 0) return fail(Outcome::kError, SystemErrorMessage("stat " + dir + names[i], errno));
+    stat_lat.push_back(t1 - t0);
+    if (stop_requested(t1)) return;
+  }
+
+  std::shuffle(order.begin(), order.end(), rng);
+  for (std::uint32_t i : order) {
+    const double t0 = MonotonicSeconds();
+    const int rc = unlinkat(dfd.get(), names[i].c_str(), 0);
+    const double t1 = MonotonicSeconds();
+    if (rc != 0) return fail(Outcome::kError, SystemErrorMessage("delete " + dir + names[i], errno));
+    exists[i] = false;
+    delete_lat.push_back(t1 - t0);
+    if (stop_requested(t1)) return;
+  }
+
+  auto rate = [&](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum > 0 ? static_cast<double>(v.size()) / sum : 0.0;
+  };
+  result.ops_per_second["create"] = rate(create_lat);
+  result.ops_per_second["stat"] = rate(stat_lat);
+  result.ops_per_second["delete"] = rate(delete_lat);
+  result.extra["create_p50_seconds"] = PhaseP50(create_lat);
+  result.extra["stat_p50_seconds"] = PhaseP50(stat_lat);
+  result.extra["delete_p50_seconds"] = PhaseP50(delete_lat);
+  result.extra["files"] = n;
+  all = create_lat;
+  all.insert(all.end(), stat_lat.begin(), stat_lat.end());
+  all.insert(all.end(), delete_lat.begin(), delete_lat.end());
+  result.latency = BuildLatencyHistogram(std::move(all));
+  result.outcome = Outcome::kOk;
+}
+
+}  // namespace iodrift::probes

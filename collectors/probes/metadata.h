@@ -1,0 +1,30 @@
+// `metadata` probe: small-file create/stat/delete rate in iodrift's own directory, the
+// `bonnie++ -n` analogue at about 1/256 of its size (PROBES.md §4.5).
+//
+// Method: the target must be a directory; the probe works only in <dir>/iodrift-meta (made once,
+// mode 0700). Names are fixed, f000 … f<N-1> (N = spec.files), so every cycle reuses the
+// negative dentries the previous one left and the dcache does not grow. Leftovers with those
+// names (a crash mid-run) are removed first (extra leftovers_removed). Phases, each operation
+// timed on CLOCK_MONOTONIC:
+//   create  openat(O_CREAT|O_EXCL|O_WRONLY, 0600) + close — empty files, like bonnie++ -n;
+//   stat    fstatat(AT_SYMLINK_NOFOLLOW) in shuffled order;
+//   delete  unlinkat in shuffled order.
+// Any failure (ENOSPC, EROFS, EACCES, EDQUOT, …) ends the run as an error naming the call and
+// file; every file this run created is removed first, so nothing is left behind.
+// Exports: ops_per_second create/stat/delete = N / Σ that phase's latencies; one latency
+// histogram over all 3·N operations; extra create/stat/delete_p50_seconds, files. bytes = 0.
+//
+// Thread-safety: reentrant, but two runs on the same directory at once would collide on the
+// fixed names (the scheduler never does that: one probe per device at a time).
+#pragma once
+
+#include "collectors/probes/probe.h"
+#include "collectors/probes/probe_env.h"
+
+namespace iodrift::probes {
+
+// Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
+void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
+                      const RunControl& control, ProbeResult& result);
+
+}  // namespace iodrift::probes

@@ -1,0 +1,88 @@
+// Probe results: what one run of one probe measured, and the memory state of its moment.
+//
+// A probe (one of six kinds, see ../shared/DESIGN.md) reads a target within a byte and time
+// budget and yields a ProbeResult. Everything the exporter, the `--once` table/JSON, the D-Bus
+// `RunProbe` answer and the drift analysis need is in this one value, so all of them show the
+// same figures. Fields that do not apply to a kind stay nullopt (`null` in JSON).
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace iodrift::probes {
+
+enum class Outcome { kOk, kError, kTimeout, kSkipped };
+
+// "ok" | "error" | "timeout" | "skipped" (the `result` label value).
+const char* OutcomeName(Outcome outcome);
+
+// Per-operation latency, as a Prometheus-style histogram with fixed bucket bounds
+// (kLatencyBucketBounds) plus the exact percentiles of this run.
+struct LatencyHistogram {
+  std::vector<std::uint64_t> bucket_counts;  // non-cumulative, one per bound, plus +Inf last
+  std::uint64_t count = 0;
+  double sum_seconds = 0;
+  std::optional<double> p50_seconds;
+  std::optional<double> p99_seconds;
+};
+
+// Upper bounds (seconds) of the latency buckets: 10 µs … 10 s in 1-2.5-5 steps (19 bounds; the
+// issue asks for buckets suited to 10 µs – 10 s: a stat() is ~2 µs, an HDD seek ~10 ms).
+const std::vector<double>& LatencyBucketBounds();
+
+// Facts about where a probe reads (the iodrift_probe_target_info labels).
+struct TargetInfo {
+  std::string fstype;       // "ext4", "xfs", "block" for a raw device, "" when unknown
+  std::string scheduler;    // "none", "mq-deadline", ... ; "" when unknown
+  std::string read_ahead_kb;
+  std::string rotational;   // "0" | "1" | ""
+  std::string device;       // "loop0", "vda" ...; "" when unknown
+  // Added by the probe engine:
+  std::string loop_dio;     // "0" | "1" for a loop device (its queue/../loop/dio), else ""
+  std::uint32_t logical_block_size = 0;  // bytes; 0 when unknown
+};
+
+struct ProbeResult {
+  std::string name;
+  config::ProbeKind kind = config::ProbeKind::kCached;
+  std::string target;
+
+  Outcome outcome = Outcome::kError;
+  std::string error;             // empty on success; a clear one-line message otherwise
+  bool supported = true;         // false: this kind cannot measure this target (e.g. no O_DIRECT)
+
+  double start_time_seconds = 0;  // wall clock (epoch) at start
+  double duration_seconds = 0;
+  std::uint64_t bytes = 0;        // bytes read in this run
+
+  std::optional<double> throughput_bytes_per_second;  // cached, buffered, direct, memory(copy)
+  std::map<std::string, double> ops_per_second;        // random: read; metadata: create/stat/delete
+  std::optional<LatencyHistogram> latency;              // random, metadata
+  std::map<std::string, double> extra;                  // kind-specific figures (documented per kind)
+
+  double cpu_user_seconds = 0;    // probe thread's CPU time during the run (getrusage THREAD)
+  double cpu_system_seconds = 0;
+
+  std::vector<std::string> suspect;  // reasons this figure is doubtful, e.g. "low_free_memory"
+  std::map<std::string, std::uint64_t> context;  // meminfo fields (bytes) at the start of the run
+  std::map<std::string, std::int64_t> vmstat_delta;  // selected /proc/vmstat deltas over the run
+  TargetInfo target_info;
+
+  // Added by the probe engine:
+  std::string mode;  // how the kind measured: random "direct" | "fadvise"; "" when only one way
+  std::optional<double> uptime_seconds;               // /proc/uptime at the start of the run
+  std::map<std::string, std::uint64_t> dentry_state;  // total, unused, negative at the start
+  // PSI stall time over the run, microseconds: io_some, io_full, memory_some, memory_full.
+  std::map<std::string, std::uint64_t> pressure_delta_us;
+
+  bool success() const { return outcome == Outcome::kOk; }
+};
+
+}  // namespace iodrift::probes

@@ -1,0 +1,47 @@
+// What a probe run needs besides its ProbeSpec: where to read kernel state, where to keep state,
+// how to be cancelled, and at which I/O and CPU priority to run.
+//
+// ProbeEnv is built once by the daemon (or a test) and passed by const reference to RunProbe
+// (runner.h); RunControl is made per run from the spec's timeout and the env's cancel flag and
+// is what each kind polls between system calls.
+//
+// Thread-safety: both are plain values; `cancel` points to an atomic the owner keeps alive for
+// the whole run and may set from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "collectors/common/proc_root.h"
+
+namespace iodrift::probes {
+
+// I/O priority of the probe thread (ioprio_set(2)). Only BFQ and mq-deadline honour classes;
+// `none` (NVMe, virtio, loop) ignores them (PROBES.md §2).
+enum class IoClass { kUnchanged, kBestEffort, kIdle };
+
+struct ProbeEnv {
+  ProcRoot proc_root;                  // meminfo, vmstat, pressure, uptime, dentry-state
+  std::filesystem::path state_dir;     // calibration lives in <state_dir>/calibration; "" = none
+  const std::atomic<bool>* cancel = nullptr;  // set → the run stops at the next check
+  IoClass io_class = IoClass::kBestEffort;
+  int io_level = 7;                    // 0 (highest) … 7 (lowest) for kBestEffort
+  std::optional<int> nice;             // setpriority() of the probe thread during the run
+  // Size of the probe file made inside a directory target (the larger of this and spec.size).
+  std::uint64_t probe_file_bytes = 128ull << 20;
+  std::filesystem::path sys_root = "/sys";  // sysfs, for block queue facts
+};
+
+// Per-run stop conditions, polled by the kinds between system calls. A call blocked in the
+// kernel cannot be interrupted from here; the scheduler handles that (daemon/scheduler.h).
+struct RunControl {
+  double deadline_mono = 0;                   // CLOCK_MONOTONIC seconds; 0 = none
+  const std::atomic<bool>* cancel = nullptr;
+
+  bool Cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+  bool PastDeadline(double now_mono) const { return deadline_mono > 0 && now_mono > deadline_mono; }
+};
+
+}  // namespace iodrift::probes

@@ -1,0 +1,90 @@
+#include "collectors/probes/runner.h"
+
+#include <exception>
+
+#include "collectors/probes/buffered.h"
+#include "collectors/probes/cached.h"
+#include "collectors/probes/context.h"
+#include "collectors/probes/direct.h"
+#include "collectors/probes/io_util.h"
+#include "collectors/probes/memory.h"
+#include "collectors/probes/metadata.h"
+#include "collectors/probes/random.h"
+
+namespace iodrift::probes {
+namespace {
+
+// What the run pulled through the page cache or allocated, for the low_free_memory rule.
+std::uint64_t WorkingSetBytes(const ProbeResult& r) {
+  auto extra = [&](const char* key) -> std::uint64_t {
+    auto it = r.extra.find(key);
+    return it == r.extra.end() ? 0 : static_cast<std::uint64_t>(it->second);
+  };
+  switch (r.kind) {
+    case config::ProbeKind::kCached:
+      return extra("region_bytes");
+    case config::ProbeKind::kBuffered:
+      return r.bytes;
+    case config::ProbeKind::kMemory:
+      return 2 * extra("stream_buffer_bytes");
+    default:
+      return 0;
+  }
+}
+
+void RunKind(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+             ProbeResult& result) {
+  switch (spec.kind) {
+    case config::ProbeKind::kCached:
+      return RunCachedProbe(spec, env, control, result);
+    case config::ProbeKind::kBuffered:
+      return RunBufferedProbe(spec, env, control, result);
+    case config::ProbeKind::kDirect:
+      return RunDirectProbe(spec, env, control, result);
+    case config::ProbeKind::kRandom:
+      return RunRandomProbe(spec, env, control, result);
+    case config::ProbeKind::kMetadata:
+      return RunMetadataProbe(spec, env, control, result);
+    case config::ProbeKind::kMemory:
+      return RunMemoryProbe(spec, env, control, result);
+  }
+  MarkFailed(result, Outcome::kError, "unknown probe kind");
+}
+
+}  // namespace
+
+ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
+  ProbeResult result;
+  result.name = spec.name;
+  result.kind = spec.kind;
+  result.target = spec.target;
+  result.outcome = Outcome::kError;
+  result.start_time_seconds = WallSeconds();
+  const double t0 = MonotonicSeconds();
+
+  ScopedThreadPriority priority(env.io_class, env.io_level, env.nice);
+  const RunContext context = RunContext::Begin(env.proc_root);
+  RunControl control;
+  control.cancel = env.cancel;
+  if (spec.timeout.count() > 0) {
+    control.deadline_mono = t0 + std::chrono::duration<double>(spec.timeout).count();
+  }
+  try {
+    RunKind(spec, env, control, result);
+  } catch (const std::exception& e) {  // bad_alloc and friends: a value, never a crash
+    MarkFailed(result, Outcome::kError, std::string("probe failed: ") + e.what());
+  } catch (...) {
+    MarkFailed(result, Outcome::kError, "probe failed: unknown exception");
+  }
+  context.Finish(result, WorkingSetBytes(result));
+  result.duration_seconds = MonotonicSeconds() - t0;
+  if (result.outcome == Outcome::kOk && result.error.empty() == false) result.error.clear();
+  if ((spec.kind == config::ProbeKind::kBuffered || spec.kind == config::ProbeKind::kDirect) &&
+      result.bytes > 0) {
+    result.extra["system_cpu_seconds_per_gib"] =
+        result.cpu_system_seconds / (static_cast<double>(result.bytes) / (1ull << 30));
+  }
+  return result;
+}
+
+}  // namespace iodrift::probes

@@ -1,0 +1,42 @@
+// vmstat collector: /proc/vmstat fields selected by `collectors.vmstat.fields` as untyped
+// iodrift_vmstat_<field> (the kernel mixes counters and gauges without saying which).
+#include "collectors/common/families.h"
+#include "collectors/proc/name_filter.h"
+#include "collectors/proc/state_collectors.h"
+#include "collectors/proc/vmstat.h"
+
+namespace iodrift::proc {
+namespace {
+
+class VmstatCollector final : public Collector {
+ public:
+  explicit VmstatCollector(const config::VmstatOptions& options) : filter_(options.fields, "") {}
+
+  std::string_view Name() const override { return "vmstat"; }
+
+  Expected<void> Collect(const ProcRoot& root,
+                         std::vector<prometheus::MetricFamily>& out) const override {
+    auto vmstat = ReadVmstat(root);
+    if (!vmstat) return tl::unexpected(vmstat.error());
+    for (const auto& field : vmstat->fields) {
+      if (!filter_.Matches(field.name)) continue;
+      auto family = MakeFamily("iodrift_vmstat_" + SanitizeMetricName(field.name),
+                               "/proc/vmstat field " + field.name + ".",
+                               prometheus::MetricType::Untyped);
+      AddSample(family, static_cast<double>(field.value));
+      out.push_back(std::move(family));
+    }
+    return {};
+  }
+
+ private:
+  NameFilter filter_;
+};
+
+}  // namespace
+
+std::unique_ptr<Collector> MakeVmstatCollector(const config::VmstatOptions& options) {
+  return std::make_unique<VmstatCollector>(options);
+}
+
+}  // namespace iodrift::proc

@@ -1,0 +1,1187 @@
+// The YAML config loader: yaml-cpp parses, a schema walk below validates and fills the plain
+// structs of config.h.
+//
+// yaml-cpp throws; every YAML::Exception is caught here and becomes a Problem (the one place for
+// this library, ../shared/STYLE.md "Errors"). The walk never stops at the first problem: each key
+// is checked on its own so `iodriftd --check-config` lists everything wrong in one pass. The
+// input is bounded before yaml-cpp sees it (size cap, UTF-8 text check), and the walk only
+// descends into the shapes the schema expects, so hostile files (binary data, deep nesting,
+// alias cycles, huge files) end as a problem, never as a crash or a hang.
+#include "config/config.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <regex>
+#include <span>
+#include <sstream>
+#include <utility>
+
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+namespace iodrift::config {
+namespace {
+
+// After this many problems the rest are summarised in one line: a 1 MiB file of typos would
+// otherwise print hundreds of thousands of lines.
+constexpr std::size_t kMaxProblems = 100;
+// std::regex compiles recursively; a bounded pattern keeps the stack bounded.
+constexpr std::size_t kMaxRegexLength = 1024;
+constexpr std::size_t kMaxProbeNameLength = 64;
+constexpr std::size_t kMaxPathLength = 4095;
+constexpr std::uint64_t kMaxCount = 100000;  // files, requests
+constexpr Duration kMaxDuration = std::chrono::hours(24 * 30);
+
+constexpr std::string_view kDurationHint = "expected a duration like 500ms, 30s, 10m, 1h or 1m30s";
+constexpr std::string_view kSizeHint = "expected a size like 4096, 4KiB, 64MiB, 1.5GiB or 100MB";
+constexpr std::string_view kKindChoices = "cached|buffered|direct|random|metadata|memory";
+
+constexpr std::array<std::string_view, 6> kKindNames = {"cached", "buffered", "direct",
+                                                        "random", "metadata", "memory"};
+
+// ---- small text helpers -------------------------------------------------------------------------
+
+// `text` made safe to show inside a message: control and non-ASCII bytes escaped, long values cut.
+std::string Shown(std::string_view text) {
+  constexpr std::size_t kMaxShown = 60;
+  std::string out = "`";
+  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMaxShown) out += "…";
+  out += "`";
+  return out;
+}
+
+std::string JoinChoices(std::span<const std::string_view> choices, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) out += separator;
+    out += choices[i];
+  }
+  return out;
+}
+
+// Edit distance (insert, delete, substitute, adjacent swap), for "did you mean" suggestions.
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  if (a.size() > 64 || b.size() > 64) return 64;  // suggestions are for short keys only
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The closest of `choices` to `word` when it is close enough to be a plausible typo.
+std::optional<std::string_view> Closest(std::string_view word,
+                                        std::span<const std::string_view> choices) {
+  std::optional<std::string_view> best;
+  std::size_t best_distance = 0;
+  for (std::string_view choice : choices) {
+    const std::size_t distance = EditDistance(word, choice);
+    const std::size_t limit = std::max<std::size_t>(1, std::min<std::size_t>(3, choice.size() / 3));
+    // "listen_address" -> listen, "state" -> state_dir: one is a long enough prefix of the other.
+    const bool prefix = std::min(word.size(), choice.size()) >= 4 &&
+                        (word.starts_with(choice) || choice.starts_with(word));
+    if ((distance <= limit || prefix) && (!best || distance < best_distance)) {
+      best = choice;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+// Parses a run of decimal digits at the front of `*text` (consumed). nullopt when there is no
+// digit or the value exceeds `limit`; in the overflow case `*overflow` is set.
+std::optional<std::uint64_t> TakeDigits(std::string_view* text, std::uint64_t limit,
+                                        bool* overflow) {
+  std::size_t n = 0;
+  std::uint64_t value = 0;
+  while (n < text->size() && (*text)[n] >= '0' && (*text)[n] <= '9') {
+    const std::uint64_t digit = static_cast<std::uint64_t>((*text)[n] - '0');
+    if (value > (limit - digit) / 10) {
+      *overflow = true;
+      return std::nullopt;
+    }
+    value = value * 10 + digit;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  text->remove_prefix(n);
+  return value;
+}
+
+// A decimal number "123" or "1.25" at the front of `*text`: whole part, and the fraction as
+// (digits, scale) with at most 6 fractional digits.
+struct Decimal {
+  std::uint64_t whole = 0;
+  std::uint64_t fraction = 0;
+  std::uint64_t scale = 1;  // fraction / scale is the fractional part
+};
+
+enum class NumberError { kJunk, kTooLarge };
+
+tl::expected<Decimal, NumberError> TakeDecimal(std::string_view* text, std::uint64_t limit) {
+  bool overflow = false;
+  Decimal out;
+  auto whole = TakeDigits(text, limit, &overflow);
+  if (!whole) return tl::unexpected(overflow ? NumberError::kTooLarge : NumberError::kJunk);
+  out.whole = *whole;
+  if (!text->empty() && text->front() == '.') {
+    text->remove_prefix(1);
+    std::size_t digits = 0;
+    while (!text->empty() && text->front() >= '0' && text->front() <= '9') {
+      if (++digits > 6) return tl::unexpected(NumberError::kJunk);
+      out.fraction = out.fraction * 10 + static_cast<std::uint64_t>(text->front() - '0');
+      out.scale *= 10;
+      text->remove_prefix(1);
+    }
+    if (digits == 0) return tl::unexpected(NumberError::kJunk);
+  }
+  return out;
+}
+
+// whole * unit + fraction * unit / scale, rounded down; nullopt on overflow.
+std::optional<std::uint64_t> Scale(const Decimal& number, std::uint64_t unit) {
+  std::uint64_t whole = 0;
+  if (__builtin_mul_overflow(number.whole, unit, &whole)) return std::nullopt;
+  // fraction < 10^6 and unit <= 2^40 keep this product below 2^64.
+  const std::uint64_t part = number.fraction * unit / number.scale;
+  std::uint64_t total = 0;
+  if (__builtin_add_overflow(whole, part, &total)) return std::nullopt;
+  return total;
+}
+
+// The detailed forms behind ParseDuration / ParseSize: the value, or what is wrong with it.
+tl::expected<Duration, std::string> ParseDurationDetailed(std::string_view text) {
+  if (text.empty()) return tl::unexpected(std::string(kDurationHint));
+  if (text.front() == '-') return tl::unexpected(std::string("must be greater than zero"));
+  struct Unit {
+    std::string_view suffix;
+    std::uint64_t ms;
+  };
+  // Longest suffix first so "ms" is not read as "m" + junk. Ranks order the components of a
+  // combined duration: "1h30m" is accepted, "30m1h" and "5s5s" are not.
+  static constexpr std::array<Unit, 5> kUnits = {
+      {{"ms", 1}, {"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1'000}}};
+  static constexpr std::array<int, 5> kRank = {4, 0, 1, 2, 3};
+  const std::uint64_t max_ms = static_cast<std::uint64_t>(kMaxDuration.count());
+  std::uint64_t total = 0;
+  int last_rank = -1;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    auto number = TakeDecimal(&rest, max_ms * 1000);
+    if (!number) {
+      if (number.error() == NumberError::kTooLarge) {
+        return tl::unexpected(std::string("must be at most 30d"));
+      }
+      return tl::unexpected(std::string(kDurationHint));
+    }
+    std::optional<std::size_t> unit_index;
+    for (std::size_t i = 0; i < kUnits.size(); ++i) {
+      if (rest.starts_with(kUnits[i].suffix)) {
+        unit_index = i;
+        break;
+      }
+    }
+    if (!unit_index) {
+      if (rest.empty() && last_rank < 0) {
+        return tl::unexpected("needs a unit (ms, s, m, h or d), e.g. " + std::string(text) + "s");
+      }
+      return tl::unexpected(std::string(kDurationHint));
+    }
+    if (kRank[*unit_index] <= last_rank) return tl::unexpected(std::string(kDurationHint));
+    last_rank = kRank[*unit_index];
+    rest.remove_prefix(kUnits[*unit_index].suffix.size());
+    auto ms = Scale(*number, kUnits[*unit_index].ms);
+    if (!ms || *ms > max_ms || total + *ms > max_ms) {
+      return tl::unexpected(std::string("must be at most 30d"));
+    }
+    total += *ms;
+  }
+  if (total == 0) return tl::unexpected(std::string("must be greater than zero"));
+  return Duration(static_cast<Duration::rep>(total));
+}
+
+tl::expected<std::uint64_t, std::string> ParseSizeDetailed(std::string_view text) {
+  if (text.empty()) return tl::unexpected(std::string(kSizeHint));
+  if (text.front() == '-') return tl::unexpected(std::string("must be greater than zero"));
+  struct Unit {
+    std::string_view suffix;
+    std::uint64_t bytes;
+  };
+  static constexpr std::array<Unit, 11> kUnits = {{{"KiB", 1ULL << 10},
+                                                   {"MiB", 1ULL << 20},
+                                                   {"GiB", 1ULL << 30},
+                                                   {"TiB", 1ULL << 40},
+                                                   {"kB", 1'000},
+                                                   {"KB", 1'000},
+                                                   {"MB", 1'000'000},
+                                                   {"GB", 1'000'000'000},
+                                                   {"TB", 1'000'000'000'000},
+                                                   {"B", 1},
+                                                   {"", 1}}};
+  std::string_view rest = text;
+  auto number = TakeDecimal(&rest, UINT64_MAX);
+  if (!number) {
+    if (number.error() == NumberError::kTooLarge) return tl::unexpected(std::string("too large"));
+    return tl::unexpected(std::string(kSizeHint));
+  }
+  for (const Unit& unit : kUnits) {
+    if (rest != unit.suffix) continue;
+    if (unit.bytes == 1 && number->fraction != 0) {
+      return tl::unexpected(std::string("a byte count must be a whole number"));
+    }
+    auto bytes = Scale(*number, unit.bytes);
+    if (!bytes) return tl::unexpected(std::string("too large"));
+    if (*bytes == 0) return tl::unexpected(std::string("must be greater than zero"));
+    return *bytes;
+  }
+  return tl::unexpected(std::string(kSizeHint));
+}
+
+// ---- input screening ----------------------------------------------------------------------------
+
+struct Position {
+  int line = 0;    // 1-based; 0 = unknown
+  int column = 0;  // 1-based; 0 = unknown
+};
+
+Position PositionOf(const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0 || mark.column < 0) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+Position PositionOf(const YAML::Node& node) {
+  try {
+    return PositionOf(node.Mark());
+  } catch (const YAML::Exception&) {
+    return {};
+  }
+}
+
+// Byte offset -> 1-based line and column (columns count bytes).
+Position PositionOfOffset(std::string_view text, std::size_t offset) {
+  Position pos{1, 1};
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else {
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+// The text of 0-based line `line`, without its newline; empty past the end.
+std::string_view LineText(std::string_view text, int line) {
+  std::size_t start = 0;
+  for (int i = 0; i < line; ++i) {
+    start = text.find('\n', start);
+    if (start == std::string_view::npos) return {};
+    ++start;
+  }
+  const std::size_t end = text.find('\n', start);
+  return text.substr(start, end == std::string_view::npos ? text.size() - start : end - start);
+}
+
+// yaml-cpp reports "not found" errors (an unclosed `[`, `{`) at the end of input, which is often
+// the line after the last one. Pointing past the end helps nobody: use the end of the last line.
+Position SyntaxErrorPosition(std::string_view text, const YAML::Mark& mark) {
+  Position pos = PositionOf(mark);
+  if (pos.line == 0) return pos;
+  std::string_view content = text;
+  while (!content.empty() && (content.back() == '\n' || content.back() == '\r' ||
+                              content.back() == ' ' || content.back() == '\t')) {
+    content.remove_suffix(1);
+  }
+  if (content.empty()) return pos;
+  const int last_line = static_cast<int>(std::count(content.begin(), content.end(), '\n'));
+  if (mark.line > last_line) {
+    pos.line = last_line + 1;
+    pos.column = static_cast<int>(LineText(content, last_line).size()) + 1;
+  }
+  return pos;
+}
+
+// A hint when the line of a syntax error is indented with a tab (YAML forbids tabs there and
+// yaml-cpp's message does not say so).
+std::string TabHint(std::string_view text, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return "";
+  std::string_view line = LineText(text, mark.line);
+  const std::size_t indent_end = line.find_first_not_of(" \t");
+  if (line.substr(0, indent_end).find('\t') == std::string_view::npos) return "";
+  return " (the line is indented with a tab; YAML allows only spaces)";
+}
+
+// Offset of the first byte that cannot be in a UTF-8 YAML text (C0 controls other than tab,
+// newline and carriage return, DEL, or a malformed UTF-8 sequence), or npos.
+std::size_t FirstNonTextByte(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return i;
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    std::uint32_t code = 0;
+    if ((c & 0xe0) == 0xc0) {
+      length = 2;
+      code = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      length = 3;
+      code = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      length = 4;
+      code = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto cc = static_cast<unsigned char>(text[i + k]);
+      if ((cc & 0xc0) != 0x80) return i;
+      code = (code << 6) | (cc & 0x3f);
+    }
+    static constexpr std::array<std::uint32_t, 5> kMinCode = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMinCode[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// Discards parser events; used to ask yaml-cpp whether a second document follows the first.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (!started_) start_ = mark;
+    started_ = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  const YAML::Mark& start() const { return start_; }
+
+ private:
+  bool started_ = false;
+  YAML::Mark start_;
+};
+
+// Where a second YAML document (or stray content yaml-cpp reads as one) begins, if any.
+// yaml-cpp 0.7's LoadAll can loop forever on some malformed input (upstream PR #1319), so this
+// asks the parser for exactly two documents and no more.
+std::optional<YAML::Mark> SecondDocument(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCounter first;
+  if (!parser.HandleNextDocument(first)) return std::nullopt;
+  DocumentCounter second;
+  if (!parser.HandleNextDocument(second)) return std::nullopt;
+  return second.start();
+}
+
+// ---- the schema walk ----------------------------------------------------------------------------
+
+// One `key: value` pair of a YAML map, with the dotted path of the key.
+struct Entry {
+  std::string path;  // e.g. "probes[2].interval"
+  std::string name;  // e.g. "interval"
+  YAML::Node key;
+  YAML::Node value;
+};
+
+std::string DescribeNode(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return Shown(node.Scalar());
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// True for a scalar the author marked as a string: quoted, or tagged !!str. Booleans and
+// integers must be plain so that `enabled: "false"` does not pass as a typo of `false`.
+bool IsMarkedString(const YAML::Node& node) {
+  const std::string& tag = node.Tag();
+  return tag == "!" || tag == "tag:yaml.org,2002:str";
+}
+
+bool IsAbsolutePath(std::string_view path) { return !path.empty() && path.front() == '/'; }
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  void Report(Position pos, std::string key, std::string message) {
+    ++problem_count_;
+    if (problems_.size() >= kMaxProblems) return;
+    problems_.push_back(Problem{file_, pos.line, pos.column, std::move(key), std::move(message)});
+  }
+  void Report(const YAML::Node& at, std::string key, std::string message) {
+    Report(PositionOf(at), std::move(key), std::move(message));
+  }
+
+  // Where to point for a problem with an entry's value: the value itself, or the key when the
+  // value is empty (yaml-cpp marks an empty value at the *next* token, often the next line).
+  static Position ValuePosition(const Entry& entry) {
+    return entry.value.IsNull() ? PositionOf(entry.key) : PositionOf(entry.value);
+  }
+  void ReportValue(const Entry& entry, std::string message) {
+    Report(ValuePosition(entry), entry.path, std::move(message));
+  }
+
+  // Problems sorted by position, with a closing note when some were dropped.
+  std::vector<Problem> TakeProblems() {
+    std::stable_sort(problems_.begin(), problems_.end(), [](const Problem& a, const Problem& b) {
+      return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+    });
+    if (problem_count_ > problems_.size()) {
+      problems_.push_back(Problem{file_, 0, 0, "",
+                                  std::to_string(problem_count_ - problems_.size()) +
+                                      " more problems not shown; fix the ones above first"});
+    }
+    return std::move(problems_);
+  }
+
+  bool ok() const { return problem_count_ == 0; }
+
+  // Walks a map: reports non-scalar keys, duplicates and unknown keys (with a suggestion), and
+  // calls `handle(entry)` once per known key. A null map is an empty one.
+  template <class Handle>
+  void ForEachEntry(const YAML::Node& map, const std::string& prefix,
+                    std::span<const std::string_view> known, Handle handle) {
+    if (map.IsNull()) return;
+    std::map<std::string, Position, std::less<>> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
+      if (!key.IsScalar()) {
+        Report(key, prefix, "keys must be plain names, got " + DescribeNode(key));
+        continue;
+      }
+      const std::string name = key.Scalar();
+      const std::string path = prefix.empty() ? name : prefix + "." + name;
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string message = "unknown key";
+        if (problems_.size() >= kMaxProblems) {
+          // Counted only; skip the suggestion search (a 1 MiB file can hold 100k keys).
+        } else if (name == "<<") {
+          message += " (YAML merge keys are not supported; write the keys out)";
+        } else if (auto close = Closest(name, known)) {
+          message += " (did you mean `" + std::string(*close) + "`?)";
+        } else {
+          message += " (expected one of: " + JoinChoices(known, ", ") + ")";
+        }
+        Report(key, path, std::move(message));
+        continue;
+      }
+      const Position pos = PositionOf(key);
+      auto [first, inserted] = seen.emplace(name, pos);
+      if (!inserted) {
+        Report(pos, path,
+               "duplicate key (first defined at line " + std::to_string(first->second.line) + ")");
+        continue;
+      }
+      handle(Entry{path, name, key, value});
+    }
+  }
+
+  // A scalar value as text. `what` names the expected value for the message.
+  std::optional<std::string> ReadScalar(const Entry& entry, std::string_view what) {
+    if (entry.value.IsNull()) {
+      ReportValue(entry, "has no value (expected " + std::string(what) + ")");
+      return std::nullopt;
+    }
+    if (!entry.value.IsScalar()) {
+      ReportValue(entry, "expected " + std::string(what) + ", got " + DescribeNode(entry.value));
+      return std::nullopt;
+    }
+    return entry.value.Scalar();
+  }
+
+  std::optional<bool> ReadBool(const Entry& entry) {
+    auto text = ReadScalar(entry, "true or false");
+    if (!text) return std::nullopt;
+    if (!IsMarkedString(entry.value)) {
+      if (*text == "true" || *text == "True" || *text == "TRUE") return true;
+      if (*text == "false" || *text == "False" || *text == "FALSE") return false;
+      ReportValue(entry, "expected true or false, got " + Shown(*text));
+    } else {
+      ReportValue(entry, "expected true or false, got the quoted string " + Shown(*text) +
+                             " (remove the quotes)");
+    }
+    return std::nullopt;
+  }
+
+  // A plain decimal integer in [min, max].
+  std::optional<std::uint64_t> ReadCount(const Entry& entry, std::uint64_t min, std::uint64_t max) {
+    const std::string what =
+        "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    auto text = ReadScalar(entry, what);
+    if (!text) return std::nullopt;
+    if (IsMarkedString(entry.value)) {
+      ReportValue(entry, "expected " + what + ", got the quoted string " + Shown(*text) +
+                             " (remove the quotes)");
+      return std::nullopt;
+    }
+    std::string_view rest = *text;
+    bool overflow = false;
+    auto value = TakeDigits(&rest, UINT64_MAX, &overflow);
+    if (overflow || (value && rest.empty() && (*value < min || *value > max))) {
+      ReportValue(entry, "must be " + what + ", got " + Shown(*text));
+      return std::nullopt;
+    }
+    if (!value || !rest.empty()) {
+      ReportValue(entry, "expected " + what + ", got " + Shown(*text));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<Duration> ReadDuration(const Entry& entry) {
+    auto text = ReadScalar(entry, "a duration like 30s");
+    if (!text) return std::nullopt;
+    auto duration = ParseDurationDetailed(*text);
+    if (!duration) {
+      ReportValue(entry, duration.error() + ", got " + Shown(*text));
+      return std::nullopt;
+    }
+    return *duration;
+  }
+
+  // A size in bytes; `auto` (for probe sizes) stands for 0 = calibrate.
+  std::optional<std::uint64_t> ReadSize(const Entry& entry, bool allow_auto) {
+    auto text = ReadScalar(entry, "a size like 64MiB");
+    if (!text) return std::nullopt;
+    if (allow_auto && *text == "auto") return 0;
+    auto size = ParseSizeDetailed(*text);
+    if (!size) {
+      std::string message = size.error() + ", got " + Shown(*text);
+      if (allow_auto) message += " (omit the key or write `auto` to calibrate)";
+      ReportValue(entry, std::move(message));
+      return std::nullopt;
+    }
+    return *size;
+  }
+
+  std::optional<std::string> ReadChoice(const Entry& entry,
+                                        std::optional<std::string> (*check)(std::string_view)) {
+    auto text = ReadScalar(entry, "a string");
+    if (!text) return std::nullopt;
+    if (auto problem = check(*text)) {
+      ReportValue(entry, *problem + ", got " + Shown(*text));
+      return std::nullopt;
+    }
+    return text;
+  }
+
+  std::optional<std::string> ReadAbsolutePath(const Entry& entry) {
+    auto text = ReadScalar(entry, "an absolute path");
+    if (!text) return std::nullopt;
+    if (!IsAbsolutePath(*text)) {
+      ReportValue(entry, "must be an absolute path (starting with /), got " + Shown(*text));
+      return std::nullopt;
+    }
+    if (text->size() > kMaxPathLength) {
+      ReportValue(entry, "path is longer than " + std::to_string(kMaxPathLength) + " bytes");
+      return std::nullopt;
+    }
+    return text;
+  }
+
+  std::optional<std::string> ReadRegex(const Entry& entry) {
+    auto text = ReadScalar(entry, "a regular expression");
+    if (!text) return std::nullopt;
+    if (text->size() > kMaxRegexLength) {
+      ReportValue(entry, "regular expression is longer than " + std::to_string(kMaxRegexLength) +
+                             " characters");
+      return std::nullopt;
+    }
+    try {
+      std::regex compiled(*text, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      ReportValue(entry, std::string("invalid regular expression (ECMAScript): ") + error.what());
+      return std::nullopt;
+    }
+    return text;
+  }
+
+  // ---- sections ---------------------------------------------------------------------------------
+
+  Config LoadRoot(const YAML::Node& root) {
+    Config config;
+    if (root.IsNull()) return config;
+    if (!root.IsMap()) {
+      Report(root, "",
+             "the top level must be a map of settings (`listen: ...`, `probes: ...`), got " +
+                 DescribeNode(root));
+      return config;
+    }
+    static constexpr std::array<std::string_view, 8> kKeys = {
+        "listen", "state_dir", "proc_root", "dbus", "log_level", "collectors", "http", "probes"};
+    ForEachEntry(root, "", kKeys, [&](const Entry& entry) {
+      if (entry.name == "listen") {
+        if (auto v = ReadChoice(entry, &CheckListen)) config.listen = *v;
+      } else if (entry.name == "state_dir") {
+        if (auto v = ReadAbsolutePath(entry)) config.state_dir = *v;
+      } else if (entry.name == "proc_root") {
+        if (auto v = ReadAbsolutePath(entry)) config.proc_root = *v;
+      } else if (entry.name == "dbus") {
+        if (auto v = ReadChoice(entry, &CheckDbus)) config.dbus = *v;
+      } else if (entry.name == "log_level") {
+        if (auto v = ReadChoice(entry, &CheckLogLevel)) config.log_level = *v;
+      } else if (entry.name == "collectors") {
+        LoadCollectors(entry, &config.collectors);
+      } else if (entry.name == "http") {
+        LoadHttp(entry, &config.http);
+      } else if (entry.name == "probes") {
+        LoadProbes(entry, &config.probes);
+      }
+    });
+    return config;
+  }
+
+  // A map section: null is an empty map (all defaults), anything but a map is a problem.
+  bool ExpectMap(const Entry& entry, std::string_view what) {
+    if (entry.value.IsNull() || entry.value.IsMap()) return true;
+    ReportValue(entry, "expected " + std::string(what) + ", got " + DescribeNode(entry.value));
+    return false;
+  }
+
+  // `name: true|false`, or `name: {enabled: ..., <options>}`; `handle_option` reads the options.
+  template <class HandleOption>
+  void LoadCollector(const Entry& entry, bool* enabled, std::span<const std::string_view> keys,
+                     HandleOption handle_option) {
+    if (entry.value.IsMap()) {
+      ForEachEntry(entry.value, entry.path, keys, [&](const Entry& option) {
+        if (option.name == "enabled") {
+          if (auto v = ReadBool(option)) *enabled = *v;
+        } else {
+          handle_option(option);
+        }
+      });
+      return;
+    }
+    if (entry.value.IsScalar() || entry.value.IsNull()) {
+      if (auto v = ReadBool(entry)) *enabled = *v;
+      return;
+    }
+    ReportValue(entry,
+                "expected true, false or a map with `enabled`, got " + DescribeNode(entry.value));
+  }
+
+  void LoadCollectors(const Entry& section, CollectorsConfig* out) {
+    if (!ExpectMap(section, "a map of collectors (`meminfo: true`, ...)")) return;
+    static constexpr std::array<std::string_view, 7> kKeys = {
+        "meminfo", "vmstat", "slabinfo", "pressure", "buddyinfo", "boot", "dentries"};
+    static constexpr std::array<std::string_view, 1> kPlain = {"enabled"};
+    static constexpr std::array<std::string_view, 2> kVmstat = {"enabled", "fields"};
+    static constexpr std::array<std::string_view, 3> kSlabinfo = {"enabled", "include", "exclude"};
+    auto no_options = [](const Entry&) {};
+    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
+      if (entry.name == "meminfo") {
+        LoadCollector(entry, &out->meminfo, kPlain, no_options);
+      } else if (entry.name == "vmstat") {
+        LoadCollector(entry, &out->vmstat.enabled, kVmstat, [&](const Entry& option) {
+          if (auto v = ReadRegex(option)) out->vmstat.fields = *v;
+        });
+      } else if (entry.name == "slabinfo") {
+        LoadCollector(entry, &out->slabinfo.enabled, kSlabinfo, [&](const Entry& option) {
+          auto v = ReadRegex(option);
+          if (!v) return;
+          if (option.name == "include") out->slabinfo.include = *v;
+          if (option.name == "exclude") out->slabinfo.exclude = *v;
+        });
+      } else if (entry.name == "pressure") {
+        LoadCollector(entry, &out->pressure, kPlain, no_options);
+      } else if (entry.name == "buddyinfo") {
+        LoadCollector(entry, &out->buddyinfo, kPlain, no_options);
+      } else if (entry.name == "boot") {
+        LoadCollector(entry, &out->boot, kPlain, no_options);
+      } else if (entry.name == "dentries") {
+        LoadCollector(entry, &out->dentries, kPlain, no_options);
+      }
+    });
+  }
+
+  void LoadHttp(const Entry& section, HttpOptions* out) {
+    if (!ExpectMap(section, "a map (`max_connections: 64`, ...)")) return;
+    static constexpr std::array<std::string_view, 2> kKeys = {"max_connections",
+                                                              "connection_timeout"};
+    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
+      if (entry.name == "max_connections") {
+        if (auto v = ReadCount(entry, 1, 10000)) {
+          out->max_connections = static_cast<std::uint32_t>(*v);
+        }
+      } else if (entry.name == "connection_timeout") {
+        if (auto v = ReadDuration(entry)) out->connection_timeout = *v;
+      }
+    });
+  }
+
+  void LoadProbes(const Entry& section, std::vector<ProbeSpec>* out) {
+    if (section.value.IsNull()) return;  // `probes:` with every item commented out
+    if (!section.value.IsSequence()) {
+      ReportValue(section, "expected a list of probes (items starting with `- name: ...`), got " +
+                               DescribeNode(section.value));
+      return;
+    }
+    struct FirstUse {
+      std::size_t index;
+      int line;
+    };
+    std::map<std::string, FirstUse, std::less<>> names;
+    std::size_t index = 0;
+    for (auto it = section.value.begin(); it != section.value.end(); ++it, ++index) {
+      const std::string path = section.path + "[" + std::to_string(index) + "]";
+      const YAML::Node item = *it;
+      if (!item.IsMap()) {
+        Report(item, path,
+               "expected a map with name, kind, target, ..., got " + DescribeNode(item));
+        continue;
+      }
+      const std::size_t problems_before = problem_count_;
+      YAML::Node name_node;
+      ProbeSpec probe = LoadProbe(item, path, &name_node);
+      // A probe with other problems still claims its name, so a later duplicate is reported.
+      if (probe.name.empty()) continue;
+      auto [first, inserted] =
+          names.emplace(probe.name, FirstUse{index, PositionOf(name_node).line});
+      if (!inserted) {
+        Report(name_node, path + ".name",
+               "duplicate probe name " + Shown(probe.name) + " (first defined at line " +
+                   std::to_string(first->second.line) + ", probes[" +
+                   std::to_string(first->second.index) + "])");
+        continue;
+      }
+      if (problem_count_ == problems_before) out->push_back(std::move(probe));
+    }
+  }
+
+  // One probe item (a map), every problem reported. Returns what could be read: when the name
+  // is valid it is set even if other keys are wrong. `*name_node` is set to the name's node.
+  ProbeSpec LoadProbe(const YAML::Node& item, const std::string& path, YAML::Node* name_node) {
+    static constexpr std::array<std::string_view, 9> kKeys = {"name",     "kind",    "target",
+                                                              "interval", "size",    "files",
+                                                              "requests", "timeout", "time_budget"};
+    ProbeSpec probe;
+    bool has_name = false;
+    bool has_kind = false;    // a `kind` key is present
+    bool kind_valid = false;  // ... and names a kind
+    bool durations_valid = true;
+    std::optional<Entry> target, files, requests, timeout, time_budget;
+    ForEachEntry(item, path, kKeys, [&](const Entry& entry) {
+      if (entry.name == "name") {
+        has_name = true;
+        *name_node = entry.value;
+        if (auto v = ReadScalar(entry, "a probe name like sda-buffered")) {
+          if (auto problem = CheckProbeName(*v)) {
+            ReportValue(entry, *problem + ", got " + Shown(*v));
+          } else {
+            probe.name = *v;
+          }
+        }
+      } else if (entry.name == "kind") {
+        has_kind = true;
+        if (auto v = ReadScalar(entry, "one of " + std::string(kKindChoices))) {
+          if (auto kind = ParseProbeKind(*v)) {
+            probe.kind = *kind;
+            kind_valid = true;
+          } else {
+            ReportValue(entry,
+                        "must be one of " + std::string(kKindChoices) + ", got " + Shown(*v));
+          }
+        }
+      } else if (entry.name == "target") {
+        target = entry;
+        if (auto v = ReadAbsolutePath(entry)) probe.target = *v;
+      } else if (entry.name == "interval") {
+        if (auto v = ReadDuration(entry)) probe.interval = *v;
+      } else if (entry.name == "size") {
+        if (auto v = ReadSize(entry, /*allow_auto=*/true)) probe.size = *v;
+      } else if (entry.name == "files") {
+        files = entry;
+        if (auto v = ReadCount(entry, 1, kMaxCount)) probe.files = static_cast<std::uint32_t>(*v);
+      } else if (entry.name == "requests") {
+        requests = entry;
+        if (auto v = ReadCount(entry, 1, kMaxCount)) {
+          probe.requests = static_cast<std::uint32_t>(*v);
+        }
+      } else if (entry.name == "timeout") {
+        timeout = entry;
+        if (auto v = ReadDuration(entry)) {
+          probe.timeout = *v;
+        } else {
+          durations_valid = false;
+        }
+      } else if (entry.name == "time_budget") {
+        time_budget = entry;
+        if (auto v = ReadDuration(entry)) {
+          probe.time_budget = *v;
+        } else {
+          durations_valid = false;
+        }
+      }
+    });
+    const Position item_pos = PositionOf(item);
+    if (!has_name) {
+      Report(item_pos, path + ".name",
+             "missing (every probe needs a unique name like sda-buffered)");
+    }
+    if (!has_kind) {
+      Report(item_pos, path + ".kind",
+             "missing (must be one of " + std::string(kKindChoices) + ")");
+    }
+    // Checks that depend on the kind only make sense once the kind is known.
+    if (kind_valid) {
+      if (probe.kind == ProbeKind::kMemory) {
+        if (target) ReportValue(*target, "a memory probe reads no file; remove `target`");
+      } else if (!target) {
+        Report(item_pos, path + ".target",
+               "missing (a " + std::string(ProbeKindName(probe.kind)) +
+                   " probe needs a block device, regular file or directory)");
+      }
+      if (files && probe.kind != ProbeKind::kMetadata) {
+        Report(PositionOf(files->key), files->path, "only applies to kind metadata");
+      }
+      if (requests && probe.kind != ProbeKind::kRandom) {
+        Report(PositionOf(requests->key), requests->path, "only applies to kind random");
+      }
+    }
+    if (durations_valid && (timeout || time_budget) && probe.timeout <= probe.time_budget) {
+      const Entry& at = timeout ? *timeout : *time_budget;
+      ReportValue(at, "timeout (" + FormatDuration(probe.timeout) +
+                          ") must be greater than time_budget (" +
+                          FormatDuration(probe.time_budget) + ")");
+    }
+    return probe;
+  }
+
+  static std::string FormatDuration(Duration d) {
+    const auto ms = d.count();
+    if (ms % 1000 != 0) return std::to_string(ms) + "ms";
+    return std::to_string(ms / 1000) + "s";
+  }
+
+  static std::optional<std::string> CheckProbeName(std::string_view name) {
+    if (name.empty()) return "must not be empty";
+    if (name.size() > kMaxProbeNameLength) {
+      return "must be at most " + std::to_string(kMaxProbeNameLength) + " characters";
+    }
+    for (char c : name) {
+      const bool ok =
+          (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+      if (!ok) return std::string("must match [a-z0-9_.-]+ (lowercase letters, digits, _ . -)");
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::string file_;
+  std::vector<Problem> problems_;
+  std::size_t problem_count_ = 0;
+};
+
+std::vector<Problem> OneProblem(const std::string& file, Position pos, std::string message) {
+  return {Problem{file, pos.line, pos.column, "", std::move(message)}};
+}
+
+std::string LowercaseErrno(int code) {
+  std::string message = std::strerror(code);
+  if (!message.empty() && message[0] >= 'A' && message[0] <= 'Z') {
+    message[0] = static_cast<char>(message[0] - 'A' + 'a');
+  }
+  return message;
+}
+
+}  // namespace
+
+// ---- public API ---------------------------------------------------------------------------------
+
+std::string_view ProbeKindName(ProbeKind kind) {
+  const auto index = static_cast<std::size_t>(kind);
+  if (index < kKindNames.size()) return kKindNames[index];
+  return "unknown";
+}
+
+std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == name) return static_cast<ProbeKind>(i);
+  }
+  return std::nullopt;
+}
+
+std::string Problem::ToString() const {
+  std::string out = file;
+  if (line > 0) {
+    out += ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += message;
+  return out;
+}
+
+std::optional<std::string> CheckListen(std::string_view value) {
+  const std::string hint = "expected HOST:PORT like 127.0.0.1:9723, [::1]:9723 or localhost:9723";
+  if (value.empty()) return hint;
+  std::string_view host;
+  std::string_view port;
+  if (value.front() == '[') {
+    const std::size_t close = value.find(']');
+    if (close == std::string_view::npos) return "unclosed `[` in the IPv6 address; " + hint;
+    host = value.substr(1, close - 1);
+    std::string_view rest = value.substr(close + 1);
+    if (rest.empty() || rest.front() != ':') return "missing `:PORT` after `]`; " + hint;
+    port = rest.substr(1);
+    const bool valid_ipv6 = !host.empty() && host.find(':') != std::string_view::npos &&
+                            std::all_of(host.begin(), host.end(), [](char c) {
+                              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+                                     (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+                            });
+    if (!valid_ipv6) return "invalid IPv6 address between `[` and `]`; " + hint;
+  } else {
+    const std::size_t colon = value.rfind(':');
+    if (colon == std::string_view::npos) return "missing `:PORT`; " + hint;
+    host = value.substr(0, colon);
+    port = value.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      return "an IPv6 address needs brackets, e.g. [::1]:9723";
+    }
+    if (host.empty()) return "missing HOST (use 0.0.0.0 or [::] for every address); " + hint;
+    const bool valid_host = std::all_of(host.begin(), host.end(), [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             c == '.' || c == '-' || c == '_';
+    });
+    if (!valid_host) return "invalid host name; " + hint;
+  }
+  std::uint32_t port_number = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), port_number);
+  if (port.empty() || port.size() > 5 || error != std::errc() || end != port.data() + port.size() ||
+      port_number > 65535) {
+    return std::string("port must be a number from 0 to 65535 (0 picks a free port)");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> CheckDbus(std::string_view value) {
+  if (value == "auto" || value == "system" || value == "session" || value == "none") {
+    return std::nullopt;
+  }
+  const std::size_t colon = value.find(':');
+  if (colon != std::string_view::npos && colon > 0 &&
+      value.find('=', colon) != std::string_view::npos) {
+    return std::nullopt;  // a D-Bus address: transport:key=value[,key=value][;...]
+  }
+  return std::string(
+      "must be one of auto|system|session|none or a D-Bus address like "
+      "unix:path=/run/dbus/system_bus_socket");
+}
+
+std::optional<std::string> CheckLogLevel(std::string_view value) {
+  static constexpr std::array<std::string_view, 5> kLevels = {"trace", "debug", "info", "warn",
+                                                              "error"};
+  if (std::find(kLevels.begin(), kLevels.end(), value) != kLevels.end()) return std::nullopt;
+  return std::string("must be one of trace|debug|info|warn|error");
+}
+
+LoadResult LoadFromString(std::string_view yaml_text, const std::string& file_name) {
+  if (yaml_text.size() > kMaxConfigBytes) {
+    return tl::unexpected(OneProblem(file_name, {},
+                                     "file is larger than 1 MiB (" +
+                                         std::to_string(yaml_text.size()) +
+                                         " bytes); is this really a config file?"));
+  }
+  if (const std::size_t bad = FirstNonTextByte(yaml_text); bad != std::string_view::npos) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto byte = static_cast<unsigned char>(yaml_text[bad]);
+    std::string shown = "0x";
+    shown += kHex[byte >> 4];
+    shown += kHex[byte & 0xf];
+    return tl::unexpected(OneProblem(file_name, PositionOfOffset(yaml_text, bad),
+                                     "not a text file: byte " + shown + " at offset " +
+                                         std::to_string(bad) +
+                                         " (a config file must be UTF-8 text)"));
+  }
+  const std::string text(yaml_text);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+    if (auto second = SecondDocument(text)) {
+      return tl::unexpected(OneProblem(
+          file_name, PositionOf(*second),
+          "unexpected content after the first YAML document (a config file holds exactly one "
+          "document; remove the `---` or the stray text)"));
+    }
+  } catch (const YAML::DeepRecursion& error) {
+    return tl::unexpected(
+        OneProblem(file_name, PositionOf(error.mark),
+                   "YAML nesting is too deep (" + std::to_string(error.depth()) + " levels)"));
+  } catch (const YAML::Exception& error) {
+    return tl::unexpected(
+        OneProblem(file_name, SyntaxErrorPosition(yaml_text, error.mark),
+                   "YAML syntax error: " + error.msg + TabHint(yaml_text, error.mark)));
+  }
+
+  Loader loader(file_name);
+  Config config;
+  try {
+    config = loader.LoadRoot(root);
+  } catch (const YAML::Exception& error) {
+    // The walk checks types before converting, so this is a yaml-cpp surprise, not a user error
+    // we know how to phrase; still a problem, never a crash.
+    loader.Report(PositionOf(error.mark), "", "cannot read this YAML: " + error.msg);
+  }
+  if (!loader.ok()) return tl::unexpected(loader.TakeProblems());
+  return config;
+}
+
+LoadResult LoadFromFile(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  // O_NONBLOCK: opening a FIFO without a writer must not hang; cleared below for reading.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    const int code = errno;
+    return tl::unexpected(OneProblem(name, {}, "cannot open: " + LowercaseErrno(code)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int code = errno;
+    ::close(fd);
+    return tl::unexpected(OneProblem(name, {}, "cannot stat: " + LowercaseErrno(code)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return tl::unexpected(OneProblem(name, {}, "is a directory, not a config file"));
+  }
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) {
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  // Read at most one byte past the cap; st_size is not trusted (pipes, /proc, growing files).
+  std::string text;
+  text.resize(kMaxConfigBytes + 1);
+  std::size_t used = 0;
+  while (used < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int code = errno;
+      ::close(fd);
+      return tl::unexpected(OneProblem(name, {}, "cannot read: " + LowercaseErrno(code)));
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (used > kMaxConfigBytes) {
+    return tl::unexpected(
+        OneProblem(name, {}, "file is larger than 1 MiB; is this really a config file?"));
+  }
+  text.resize(used);
+  return LoadFromString(text, name);
+}
+
+std::string DefaultStateDir() {
+  if (::geteuid() == 0) return "/var/lib/iodrift";
+  // XDG Base Directory: a relative XDG_STATE_HOME is invalid and must be ignored.
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return (std::filesystem::path(xdg) / "iodrift").string();
+  }
+  std::string home;
+  if (const char* env_home = std::getenv("HOME"); env_home != nullptr && env_home[0] == '/') {
+    home = env_home;
+  } else {
+    struct passwd pwd {};
+    struct passwd* found = nullptr;
+    std::array<char, 4096> buffer{};
+    if (::getpwuid_r(::geteuid(), &pwd, buffer.data(), buffer.size(), &found) == 0 &&
+        found != nullptr && found->pw_dir != nullptr && found->pw_dir[0] == '/') {
+      home = found->pw_dir;
+    }
+  }
+  if (home.empty()) return "/tmp/iodrift-" + std::to_string(::geteuid());
+  return (std::filesystem::path(home) / ".local" / "state" / "iodrift").string();
+}
+
+Config DefaultConfig(const std::string& state_dir) {
+  Config config;
+  config.state_dir = state_dir;
+  const std::string target = (std::filesystem::path(state_dir) / "probe").string();
+  for (ProbeKind kind : {ProbeKind::kCached, ProbeKind::kBuffered, ProbeKind::kDirect,
+                         ProbeKind::kRandom, ProbeKind::kMetadata, ProbeKind::kMemory}) {
+    ProbeSpec probe;
+    probe.kind = kind;
+    probe.interval = std::chrono::minutes(5);
+    probe.size = 0;
+    if (kind == ProbeKind::kMemory) {
+      probe.name = "memory";
+    } else {
+      probe.name = "state-" + std::string(ProbeKindName(kind));
+      probe.target = target;
+    }
+    config.probes.push_back(std::move(probe));
+  }
+  return config;
+}
+
+std::optional<Duration> ParseDuration(std::string_view text) {
+  auto parsed = ParseDurationDetailed(text);
+  if (!parsed) return std::nullopt;
+  return *parsed;
+}
+
+std::optional<std::uint64_t> ParseSize(std::string_view text) {
+  auto parsed = ParseSizeDetailed(text);
+  if (!parsed) return std::nullopt;
+  return *parsed;
+}
+
+}  // namespace iodrift::config

@@ -1,0 +1,157 @@
+// iodrift's configuration: plain structs with defaults, and the YAML loader that fills them.
+//
+// The keys are a contract (../shared/DESIGN.md, "Config"): dashboards, docs and operators'
+// files rely on them. The loader reports *every* problem at once, each as
+// `FILE:LINE:COLUMN: KEY: what is wrong`, so an operator fixes a file in one pass; unknown keys
+// are errors (typos must not pass silently). `iodriftd --check-config` prints these and exits 78.
+//
+// Thread-safety: Config is a value; the daemon swaps whole Config objects on reload.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+namespace iodrift::config {
+
+using Duration = std::chrono::milliseconds;
+
+enum class ProbeKind { kCached, kBuffered, kDirect, kRandom, kMetadata, kMemory };
+
+// "cached", "buffered", ... (the `kind` label value).
+std::string_view ProbeKindName(ProbeKind kind);
+std::optional<ProbeKind> ParseProbeKind(std::string_view name);
+
+struct ProbeSpec {
+  std::string name;               // unique, [a-z0-9_.-]+; the `probe` label
+  ProbeKind kind = ProbeKind::kCached;
+  std::string target;             // block device, regular file or directory; empty for memory
+  Duration interval = std::chrono::minutes(5);
+  std::uint64_t size = 0;         // bytes per run; 0 = calibrate once (sequential kinds)
+  std::uint32_t files = 64;       // metadata: files per run
+  std::uint32_t requests = 64;    // random: requests per run
+  Duration timeout = std::chrono::seconds(30);
+  Duration time_budget = std::chrono::milliseconds(250);  // stop a run after this much reading
+
+  bool operator==(const ProbeSpec&) const = default;
+};
+
+struct VmstatOptions {
+  bool enabled = true;
+  std::string fields = ".*";      // ECMAScript regex, whole-name match
+
+  bool operator==(const VmstatOptions&) const = default;
+};
+
+struct SlabinfoOptions {
+  bool enabled = true;
+  // Whole-name regexes. The defaults pick the caches that explain a slow buffered read path:
+  // dentries, inodes, buffer heads, the page-cache xarray nodes, and the generic kmalloc caches.
+  std::string include =
+      "dentry|.*inode_cache|inode_cache|buffer_head|radix_tree_node|xfs_.*|btrfs_.*|ext4_.*|"
+      "kmalloc-[0-9]+k?|kmalloc-rcl-.*|vm_area_struct|filp|names_cache|mm_struct|task_struct|"
+      "anon_vma|anon_vma_chain|kernfs_node_cache|shmem_inode_cache|proc_inode_cache|sock_inode_cache";
+  std::string exclude = "";
+
+  bool operator==(const SlabinfoOptions&) const = default;
+};
+
+struct CollectorsConfig {
+  bool meminfo = true;
+  VmstatOptions vmstat;
+  SlabinfoOptions slabinfo;
+  bool pressure = true;
+  bool buddyinfo = true;
+  bool boot = true;
+  bool dentries = true;
+
+  bool operator==(const CollectorsConfig&) const = default;
+};
+
+struct HttpOptions {
+  std::uint32_t max_connections = 64;   // concurrent connections, then refused
+  Duration connection_timeout = std::chrono::seconds(10);  // idle/slow client cut-off
+
+  bool operator==(const HttpOptions&) const = default;
+};
+
+struct Config {
+  std::string listen = "127.0.0.1:9723";
+  std::string state_dir;          // empty = default for the user (see DefaultStateDir)
+  std::string proc_root = "/proc";
+  std::string dbus = "auto";      // auto | system | session | none | ADDRESS
+  std::string log_level = "info"; // trace | debug | info | warn | error
+  CollectorsConfig collectors;
+  HttpOptions http;
+  std::vector<ProbeSpec> probes;   // a file without `probes` (or `probes:` empty) has none
+
+  // Field-wise; lets a reload tell "nothing changed" from a real change.
+  bool operator==(const Config&) const = default;
+};
+
+// One problem found while loading. `line` and `column` are 1-based; 0 when unknown (e.g. the
+// file could not be read at all).
+struct Problem {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string key;       // dotted path, e.g. "probes[2].interval"
+  std::string message;
+
+  // "FILE:LINE:COLUMN: KEY: MESSAGE"; ":LINE:COLUMN" is left out when line is 0 and "KEY: "
+  // when key is empty (a problem with the whole file: "FILE: MESSAGE").
+  std::string ToString() const;
+};
+
+using LoadResult = tl::expected<Config, std::vector<Problem>>;
+
+// Config files larger than this are refused (one problem) before any parsing.
+inline constexpr std::size_t kMaxConfigBytes = 1024 * 1024;
+
+// Parses `yaml_text` (named `file_name` in messages). Returns the config, or every problem
+// (at most 100, then one "N more problems" line), sorted by position. An empty document (or
+// only comments) is all defaults. Keys the file omits keep the defaults of the structs above:
+// `state_dir` stays empty (the daemon fills in DefaultStateDir()) and `probes` stays empty.
+// Paths (`state_dir`, `proc_root`, probe `target`) must be absolute. Never throws on any input;
+// text that is not UTF-8, larger than kMaxConfigBytes or holds several YAML documents is one
+// problem.
+LoadResult LoadFromString(std::string_view yaml_text, const std::string& file_name);
+
+// Reads and parses `path`. An unreadable, oversized (> 1 MiB) file or a directory is one
+// problem with line 0. Does not block on a FIFO without a writer.
+LoadResult LoadFromFile(const std::filesystem::path& path);
+
+// The checks the loader applies to `listen`, `dbus` and `log_level`, for the same values given on
+// the command line (--listen, --dbus, --log-level): nullopt when valid, else what is wrong
+// (e.g. "expected HOST:PORT like 127.0.0.1:9723, ...").
+std::optional<std::string> CheckListen(std::string_view value);
+std::optional<std::string> CheckDbus(std::string_view value);
+std::optional<std::string> CheckLogLevel(std::string_view value);
+
+// /var/lib/iodrift as root (euid 0), else $XDG_STATE_HOME/iodrift (ignored unless absolute, as
+// the XDG spec says), else $HOME/.local/state/iodrift (HOME from the passwd entry when unset),
+// else /tmp/iodrift-UID. Does not create the directory.
+std::string DefaultStateDir();
+
+// The embedded default: all collectors on, listen/dbus/log_level defaults, `state_dir` set, and
+// one probe of each kind, interval 5m, size 0 (calibrate): state-cached, state-buffered,
+// state-direct, state-random, state-metadata with target `<state_dir>/probe` (a directory; the
+// probe engine makes its probe file / subdirectory inside), and `memory` without a target.
+// config/iodrift.yaml is DefaultConfig("/var/lib/iodrift") written out (a test checks this).
+Config DefaultConfig(const std::string& state_dir);
+
+// Parses "500ms", "30s", "10m", "1h", "1d" (also combined "1m30s", largest unit first, each unit
+// once; fractions like "1.5s" up to 6 digits, rounded down to whole milliseconds). nullopt on
+// junk, a bare number without unit, <= 0 or more than 30 days.
+std::optional<Duration> ParseDuration(std::string_view text);
+// Parses "4096", "4096B", "4KiB", "64MiB", "1GiB", "1.5GiB", "1TiB"; "kB"/"KB"/"MB"/"GB"/"TB" are
+// powers of 1000. Fractions are rounded down to whole bytes. nullopt on junk, 0 or overflow.
+std::optional<std::uint64_t> ParseSize(std::string_view text);
+
+}  // namespace iodrift::config

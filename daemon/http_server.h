@@ -1,0 +1,83 @@
+// HttpServer: the metrics listener, on libmicrohttpd.
+//
+// Why not prometheus-cpp's Exposer: Debian 12's prometheus-cpp embeds civetweb 1.15, which
+// crashes on the first TLS handshake under OpenSSL 3, has no socket activation and serializes
+// every scrape under one mutex. libmicrohttpd gives per-connection timeouts, connection limits,
+// a thread pool, and (later) TLS via GnuTLS. prometheus-cpp stays the metric model and text
+// format.
+//
+// The server knows nothing about metrics: it maps GET paths to handlers that return a body, and
+// gzips that body when the client sends `Accept-Encoding: gzip` (Prometheus always does).
+// Unknown paths answer 404, other methods 405, request bodies are refused (413).
+//
+// Thread-safety: handlers run on the server's pool threads, possibly concurrently. Start() and
+// Stop() are called from one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "collectors/common/error.h"
+
+struct MHD_Daemon;
+
+namespace iodrift::daemon {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+using HttpHandler = std::function<HttpResponse()>;
+
+struct HttpServerOptions {
+  std::string listen = "127.0.0.1:9723";  // HOST:PORT or [V6]:PORT; port 0 picks a free port
+  unsigned max_connections = 64;
+  unsigned connection_timeout_seconds = 10;
+  unsigned threads = 2;
+  int gzip_level = 1;                      // zlib level for gzip responses (1 = fastest)
+};
+
+class HttpServer {
+ public:
+  HttpServer();
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Registers `handler` for GET `path` (exact match). Call before Start().
+  void Route(std::string path, HttpHandler handler);
+
+  // Binds and starts serving. Fails with a one-line message naming the address
+  // ("listen 127.0.0.1:9723: address already in use") when the socket cannot be bound.
+  Expected<void> Start(const HttpServerOptions& options);
+
+  // Stops accepting and waits for running handlers. Idempotent.
+  void Stop();
+
+  // The port actually bound (useful with port 0). 0 before Start().
+  std::uint16_t port() const { return port_; }
+  // "http://HOST:PORT"
+  std::string BaseUrl() const;
+
+  // Handles one request; public for the libmicrohttpd callback, not for callers.
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  MHD_Daemon* daemon_ = nullptr;
+  std::uint16_t port_ = 0;
+  std::string host_;
+};
+
+// Splits "HOST:PORT" / "[V6]:PORT". Fails with a message naming the text.
+Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& listen);
+
+// gzip-compresses `data` (RFC 1952 framing) at `level`; empty on zlib failure.
+std::string GzipCompress(const std::string& data, int level);
+
+}  // namespace iodrift::daemon

@@ -1,0 +1,116 @@
+#include "daemon/json_writer.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace iodrift::daemon {
+
+void AppendJsonString(std::string& out, std::string_view value) {
+  out.push_back('"');
+  for (char c : value) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void JsonWriter::BeforeValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_element_.empty()) {
+    if (has_element_.back()) out_.push_back(',');
+    has_element_.back() = true;
+  }
+}
+
+void JsonWriter::BeginObject() {
+  BeforeValue();
+  out_.push_back('{');
+  has_element_.push_back(false);
+}
+
+void JsonWriter::EndObject() {
+  out_.push_back('}');
+  has_element_.pop_back();
+}
+
+void JsonWriter::BeginArray() {
+  BeforeValue();
+  out_.push_back('[');
+  has_element_.push_back(false);
+}
+
+void JsonWriter::EndArray() {
+  out_.push_back(']');
+  has_element_.pop_back();
+}
+
+void JsonWriter::Key(std::string_view key) {
+  BeforeValue();
+  AppendJsonString(out_, key);
+  out_.push_back(':');
+  after_key_ = true;
+}
+
+void JsonWriter::String(std::string_view value) {
+  BeforeValue();
+  AppendJsonString(out_, value);
+}
+
+void JsonWriter::Number(double value) {
+  if (!std::isfinite(value)) {
+    Null();
+    return;
+  }
+  BeforeValue();
+  char buf[32];
+  // Whole numbers (byte counts) exactly; others with 9 significant digits, plenty for timings.
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(buf, sizeof(buf), "%.0f", value);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.9g", value);
+  }
+  out_ += buf;
+}
+
+void JsonWriter::Integer(std::int64_t value) {
+  BeforeValue();
+  out_ += std::to_string(value);
+}
+
+void JsonWriter::Unsigned(std::uint64_t value) {
+  BeforeValue();
+  out_ += std::to_string(value);
+}
+
+void JsonWriter::Bool(bool value) {
+  BeforeValue();
+  out_ += value ? "true" : "false";
+}
+
+void JsonWriter::Null() {
+  BeforeValue();
+  out_ += "null";
+}
+
+void JsonWriter::OptionalNumber(const std::optional<double>& value) {
+  if (value) Number(*value);
+  else Null();
+}
+
+}  // namespace iodrift::daemon

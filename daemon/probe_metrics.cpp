@@ -1,0 +1,197 @@
+#include "daemon/probe_metrics.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "collectors/common/families.h"
+
+namespace iodrift::daemon {
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+Labels ProbeLabels(const probes::ProbeResult& r) {
+  return {{"kind", std::string(config::ProbeKindName(r.kind))},
+          {"probe", r.name},
+          {"target", r.target}};
+}
+
+Labels With(Labels labels, std::string name, std::string value) {
+  labels.push_back({std::move(name), std::move(value)});
+  std::sort(labels.begin(), labels.end());
+  return labels;
+}
+
+constexpr const char* kLastRun = " Value from the last scheduled or on-demand run.";
+
+}  // namespace
+
+const std::vector<std::string>& KnownSuspectReasons() {
+  static const std::vector<std::string> kReasons = {"cache_not_dropped", "io_pressure",
+                                                    "low_free_memory", "memory_pressure"};
+  return kReasons;
+}
+
+void ProbeMetrics::Record(const probes::ProbeResult& result) {
+  std::lock_guard lock(mu_);
+  auto& s = series_[result.name];
+  // A probe whose definition changed (reload) starts over.
+  if (s.last.kind != result.kind || s.last.target != result.target) s = ProbeSeries{};
+  s.last = result;
+  s.runs[result.outcome]++;
+  s.read_bytes_total += result.bytes;
+  if (result.latency) {
+    auto& total = s.latency_total;
+    const auto& run = *result.latency;
+    if (total.bucket_counts.size() < run.bucket_counts.size()) {
+      total.bucket_counts.resize(run.bucket_counts.size());
+    }
+    for (std::size_t i = 0; i < run.bucket_counts.size(); ++i) total.bucket_counts[i] += run.bucket_counts[i];
+    total.count += run.count;
+    total.sum_seconds += run.sum_seconds;
+  }
+}
+
+void ProbeMetrics::Retain(const std::set<std::string>& names) {
+  std::lock_guard lock(mu_);
+  std::erase_if(series_, [&](const auto& entry) { return !names.contains(entry.first); });
+}
+
+std::vector<ProbeSeries> ProbeMetrics::Snapshot() const {
+  std::lock_guard lock(mu_);
+  std::vector<ProbeSeries> out;
+  out.reserve(series_.size());
+  for (const auto& [name, s] : series_) out.push_back(s);
+  return out;
+}
+
+void ProbeMetrics::Collect(std::vector<MetricFamily>& out) const {
+  AppendProbeFamilies(Snapshot(), out);
+}
+
+void AppendProbeFamilies(const std::vector<ProbeSeries>& series, std::vector<MetricFamily>& out) {
+  if (series.empty()) return;
+  std::string last = kLastRun;
+  auto success = MakeFamily("iodrift_probe_success", "1 when the probe run succeeded." + last,
+                            MetricType::Gauge);
+  auto supported = MakeFamily("iodrift_probe_supported",
+                              "0 when this probe kind cannot measure this target (e.g. no O_DIRECT): "
+                              "nothing else is measured in its place." + last,
+                              MetricType::Gauge);
+  auto duration = MakeFamily("iodrift_probe_duration_seconds", "Wall time of the probe run." + last,
+                             MetricType::Gauge);
+  auto last_run = MakeFamily("iodrift_probe_last_run_timestamp_seconds",
+                             "Start of the last probe run, seconds since the epoch.",
+                             MetricType::Gauge);
+  auto runs = MakeFamily("iodrift_probe_runs_total", "Probe runs by result since the daemon started.",
+                         MetricType::Counter);
+  auto read_total = MakeFamily("iodrift_probe_read_bytes_total",
+                               "Bytes read by the probe since the daemon started.",
+                               MetricType::Counter);
+  auto bytes = MakeFamily("iodrift_probe_bytes", "Bytes read in the probe run." + last,
+                          MetricType::Gauge);
+  auto throughput = MakeFamily("iodrift_probe_throughput_bytes_per_second",
+                               "Read throughput of the probe run (cached, buffered, direct; memory: "
+                               "streaming memcpy)." + last,
+                               MetricType::Gauge);
+  auto ops = MakeFamily("iodrift_probe_ops_per_second",
+                        "Operations per second of the probe run (random: read; metadata: "
+                        "create, stat, delete)." + last,
+                        MetricType::Gauge);
+  auto latency = MakeFamily("iodrift_probe_latency_seconds",
+                            "Per-operation latency of random and metadata probes, cumulative over "
+                            "all runs since the daemon started.",
+                            MetricType::Histogram);
+  auto cpu = MakeFamily("iodrift_probe_cpu_seconds",
+                        "CPU time of the probe thread during the run, by mode (system CPU per GiB "
+                        "tells allocation cost from device time)." + last,
+                        MetricType::Gauge);
+  auto context = MakeFamily("iodrift_probe_context_bytes",
+                            "Memory state (/proc/meminfo field, bytes) at the start of the run." + last,
+                            MetricType::Gauge);
+  auto suspect = MakeFamily("iodrift_probe_suspect",
+                            "1 when a condition makes the figure doubtful, by reason." + last,
+                            MetricType::Gauge);
+  auto info = MakeFamily("iodrift_probe_target_info",
+                         "Facts about the probe target: filesystem, I/O scheduler, read-ahead, "
+                         "rotational; value 1.",
+                         MetricType::Gauge);
+  auto tax = MakeFamily("iodrift_page_cache_tax_ratio",
+                        "1 - buffered/direct throughput on the same target, from the last runs of "
+                        "both (how much the page-cache path costs).",
+                        MetricType::Gauge);
+
+  const auto& bounds = probes::LatencyBucketBounds();
+  std::map<std::string, std::pair<double, double>> by_target;  // target → (buffered, direct)
+  for (const auto& s : series) {
+    const auto& r = s.last;
+    Labels labels = ProbeLabels(r);
+    AddSample(success, r.success() ? 1 : 0, labels);
+    AddSample(supported, r.supported ? 1 : 0, labels);
+    AddSample(duration, r.duration_seconds, labels);
+    AddSample(last_run, r.start_time_seconds, labels);
+    for (auto outcome : {probes::Outcome::kOk, probes::Outcome::kError, probes::Outcome::kTimeout,
+                         probes::Outcome::kSkipped}) {
+      auto it = s.runs.find(outcome);
+      AddSample(runs, it == s.runs.end() ? 0 : static_cast<double>(it->second),
+                With(labels, "result", probes::OutcomeName(outcome)));
+    }
+    AddSample(read_total, static_cast<double>(s.read_bytes_total), labels);
+    AddSample(bytes, static_cast<double>(r.bytes), labels);
+    if (r.success() && r.throughput_bytes_per_second) {
+      AddSample(throughput, *r.throughput_bytes_per_second, labels);
+      if (r.kind == config::ProbeKind::kBuffered) by_target[r.target].first = *r.throughput_bytes_per_second;
+      if (r.kind == config::ProbeKind::kDirect) by_target[r.target].second = *r.throughput_bytes_per_second;
+    }
+    if (r.success()) {
+      for (const auto& [op, rate] : r.ops_per_second) AddSample(ops, rate, With(labels, "op", op));
+    }
+    if (s.latency_total.count > 0 || r.kind == config::ProbeKind::kRandom ||
+        r.kind == config::ProbeKind::kMetadata) {
+      prometheus::ClientMetric metric;
+      metric.label = labels;
+      std::uint64_t cumulative = 0;
+      for (std::size_t i = 0; i < bounds.size(); ++i) {
+        if (i < s.latency_total.bucket_counts.size()) cumulative += s.latency_total.bucket_counts[i];
+        metric.histogram.bucket.push_back({cumulative, bounds[i]});
+      }
+      metric.histogram.bucket.push_back({s.latency_total.count, std::numeric_limits<double>::infinity()});
+      metric.histogram.sample_count = s.latency_total.count;
+      metric.histogram.sample_sum = s.latency_total.sum_seconds;
+      latency.metric.push_back(std::move(metric));
+    }
+    AddSample(cpu, r.cpu_user_seconds, With(labels, "mode", "user"));
+    AddSample(cpu, r.cpu_system_seconds, With(labels, "mode", "system"));
+    for (const auto& [field, value] : r.context) {
+      AddSample(context, static_cast<double>(value), With(labels, "field", field));
+    }
+    std::vector<std::string> reasons = KnownSuspectReasons();
+    for (const auto& reason : r.suspect) {
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+    }
+    for (const auto& reason : reasons) {
+      bool active = std::find(r.suspect.begin(), r.suspect.end(), reason) != r.suspect.end();
+      AddSample(suspect, active ? 1 : 0, With(labels, "reason", reason));
+    }
+    const auto& t = r.target_info;
+    Labels info_labels = labels;
+    info_labels.push_back({"fstype", t.fstype});
+    info_labels.push_back({"read_ahead_kb", t.read_ahead_kb});
+    info_labels.push_back({"rotational", t.rotational});
+    info_labels.push_back({"scheduler", t.scheduler});
+    std::sort(info_labels.begin(), info_labels.end());
+    AddSample(info, 1, std::move(info_labels));
+  }
+  for (const auto& [target, pair] : by_target) {
+    if (pair.first > 0 && pair.second > 0) {
+      AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
+    }
+  }
+  for (auto* family : {&success, &supported, &duration, &last_run, &runs, &read_total, &bytes,
+                       &throughput, &ops, &latency, &cpu, &context, &suspect, &info, &tax}) {
+    if (!family->metric.empty()) out.push_back(std::move(*family));
+  }
+}
+
+}  // namespace iodrift::daemon

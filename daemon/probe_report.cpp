@@ -1,0 +1,175 @@
+#include "daemon/probe_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace iodrift::daemon {
+namespace {
+
+// "VALUE UNIT" with `decimals` digits after the point.
+std::string WithUnit(double value, int decimals, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f %s", decimals, value, unit);
+  return buf;
+}
+
+std::string ScaleBinary(double value, const char* const units[], int count) {
+  int i = 0;
+  while (i + 1 < count && value >= 1024) {
+    value /= 1024;
+    ++i;
+  }
+  return WithUnit(value, value >= 100 || i == 0 ? 0 : 2, units[i]);
+}
+
+// The headline figure of one result: throughput, or ops/s with latency percentiles.
+std::string Figure(const probes::ProbeResult& r) {
+  if (!r.success()) return "-";
+  std::string out;
+  if (r.throughput_bytes_per_second) out = FormatRate(*r.throughput_bytes_per_second);
+  for (const auto& [op, rate] : r.ops_per_second) {
+    if (!out.empty()) out += ", ";
+    out += WithUnit(rate, 0, (op + "/s").c_str());
+  }
+  if (r.latency && r.latency->p50_seconds && r.latency->p99_seconds) {
+    out += " (p50 " + FormatSeconds(*r.latency->p50_seconds) + ", p99 " +
+           FormatSeconds(*r.latency->p99_seconds) + ")";
+  }
+  return out.empty() ? "-" : out;
+}
+
+// Terminal columns of a UTF-8 string (continuation bytes take none; "µ" is one column).
+std::size_t DisplayWidth(const std::string& s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+std::string FormatRate(double bytes_per_second) {
+  static const char* const kUnits[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
+  return ScaleBinary(bytes_per_second, kUnits, 5);
+}
+
+std::string FormatBytes(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  return ScaleBinary(bytes, kUnits, 5);
+}
+
+std::string FormatSeconds(double seconds) {
+  if (seconds < 1e-3) return WithUnit(seconds * 1e6, 0, "µs");
+  if (seconds < 1) return WithUnit(seconds * 1e3, 2, "ms");
+  return WithUnit(seconds, 2, "s");
+}
+
+void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
+  w.BeginObject();
+  w.Key("name"); w.String(r.name);
+  w.Key("kind"); w.String(config::ProbeKindName(r.kind));
+  w.Key("target"); w.String(r.target);
+  w.Key("success"); w.Bool(r.success());
+  w.Key("result"); w.String(probes::OutcomeName(r.outcome));
+  w.Key("supported"); w.Bool(r.supported);
+  w.Key("error"); w.String(r.error);
+  w.Key("start_time_seconds"); w.Number(r.start_time_seconds);
+  w.Key("duration_seconds"); w.Number(r.duration_seconds);
+  w.Key("bytes"); w.Unsigned(r.bytes);
+  w.Key("throughput_bytes_per_second"); w.OptionalNumber(r.throughput_bytes_per_second);
+  w.Key("ops_per_second");
+  if (r.ops_per_second.empty()) {
+    w.Null();
+  } else {
+    w.BeginObject();
+    for (const auto& [op, rate] : r.ops_per_second) { w.Key(op); w.Number(rate); }
+    w.EndObject();
+  }
+  w.Key("latency_seconds");
+  w.BeginObject();
+  w.Key("p50"); w.OptionalNumber(r.latency ? r.latency->p50_seconds : std::nullopt);
+  w.Key("p99"); w.OptionalNumber(r.latency ? r.latency->p99_seconds : std::nullopt);
+  w.Key("count");
+  if (r.latency) w.Unsigned(r.latency->count); else w.Null();
+  w.EndObject();
+  w.Key("cpu_seconds");
+  w.BeginObject();
+  w.Key("user"); w.Number(r.cpu_user_seconds);
+  w.Key("system"); w.Number(r.cpu_system_seconds);
+  w.EndObject();
+  w.Key("suspect");
+  w.BeginArray();
+  for (const auto& reason : r.suspect) w.String(reason);
+  w.EndArray();
+  w.Key("context");
+  w.BeginObject();
+  for (const auto& [field, value] : r.context) { w.Key(field); w.Unsigned(value); }
+  w.EndObject();
+  w.Key("vmstat_delta");
+  w.BeginObject();
+  for (const auto& [field, value] : r.vmstat_delta) { w.Key(field); w.Integer(value); }
+  w.EndObject();
+  w.Key("extra");
+  w.BeginObject();
+  for (const auto& [field, value] : r.extra) { w.Key(field); w.Number(value); }
+  w.EndObject();
+  w.Key("target_info");
+  w.BeginObject();
+  w.Key("device"); w.String(r.target_info.device);
+  w.Key("fstype"); w.String(r.target_info.fstype);
+  w.Key("scheduler"); w.String(r.target_info.scheduler);
+  w.Key("read_ahead_kb"); w.String(r.target_info.read_ahead_kb);
+  w.Key("rotational"); w.String(r.target_info.rotational);
+  w.EndObject();
+  w.EndObject();
+}
+
+std::string ProbeResultsJson(const std::optional<std::string>& boot_id,
+                             const std::optional<double>& uptime_seconds,
+                             const std::vector<probes::ProbeResult>& results) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("boot_id");
+  if (boot_id) w.String(*boot_id); else w.Null();
+  w.Key("uptime_seconds"); w.OptionalNumber(uptime_seconds);
+  w.Key("probes");
+  w.BeginArray();
+  for (const auto& r : results) WriteProbeResultJson(w, r);
+  w.EndArray();
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+std::string ProbeResultsTable(const std::vector<probes::ProbeResult>& results) {
+  struct Row { std::string cells[6]; };
+  std::vector<Row> rows;
+  rows.push_back({{"PROBE", "KIND", "TARGET", "RESULT", "FIGURE", "TIME (CPU usr/sys)"}});
+  std::string notes;
+  for (const auto& r : results) {
+    std::string time = FormatSeconds(r.duration_seconds) + " (" +
+                       FormatSeconds(r.cpu_user_seconds) + "/" + FormatSeconds(r.cpu_system_seconds) + ")";
+    std::string target = r.target.empty() ? "-" : r.target;
+    rows.push_back({{r.name, std::string(config::ProbeKindName(r.kind)), target,
+                     probes::OutcomeName(r.outcome), Figure(r), time}});
+    if (!r.error.empty()) notes += "  " + r.name + ": " + r.error + "\n";
+    if (!r.suspect.empty()) {
+      std::string reasons;
+      for (const auto& s : r.suspect) reasons += (reasons.empty() ? "" : ", ") + s;
+      notes += "  " + r.name + ": figure doubtful: " + reasons + "\n";
+    }
+  }
+  std::size_t width[6] = {};
+  for (const auto& row : rows) {
+    for (int i = 0; i < 6; ++i) width[i] = std::max(width[i], DisplayWidth(row.cells[i]));
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (int i = 0; i < 6; ++i) {
+      out += row.cells[i];
+      if (i < 5) out.append(width[i] - DisplayWidth(row.cells[i]) + 2, ' ');
+    }
+    out += "\n";
+  }
+  if (!notes.empty()) out += "\n" + notes;
+  return out;
+}
+
+}  // namespace iodrift::daemon

@@ -1,0 +1,135 @@
+// Pure helpers of the probe engine: outcome names, latency buckets and histograms, percentiles,
+// calibration arithmetic and persistence, mountinfo parsing, context rules.
+#include "collectors/probes/probe.h"
+
+#include <gtest/gtest.h>
+
+#include "collectors/probes/calibration.h"
+#include "collectors/probes/context.h"
+#include "collectors/probes/io_util.h"
+#include "collectors/probes/target.h"
+#include "tests/probes/probe_test_util.h"
+
+namespace iodrift::probes {
+namespace {
+
+TEST(OutcomeName, NamesEveryOutcomeAsTheResultLabel) {
+  EXPECT_STREQ(OutcomeName(Outcome::kOk), "ok");
+  EXPECT_STREQ(OutcomeName(Outcome::kError), "error");
+  EXPECT_STREQ(OutcomeName(Outcome::kTimeout), "timeout");
+  EXPECT_STREQ(OutcomeName(Outcome::kSkipped), "skipped");
+}
+
+TEST(LatencyBucketBounds, AscendFromTenMicrosecondsToTenSeconds) {
+  const auto& b = LatencyBucketBounds();
+  ASSERT_GE(b.size(), 10u);
+  EXPECT_DOUBLE_EQ(b.front(), 10e-6);
+  EXPECT_DOUBLE_EQ(b.back(), 10.0);
+  for (std::size_t i = 1; i < b.size(); ++i) EXPECT_LT(b[i - 1], b[i]);
+}
+
+TEST(BuildLatencyHistogram, CountsEachSampleInTheFirstBucketAtOrAboveIt) {
+  const auto& b = LatencyBucketBounds();
+  // 5 µs → bucket 0; exactly 10 µs → bucket 0 (le); 60 µs → the 100 µs bucket; 20 s → +Inf.
+  LatencyHistogram h = BuildLatencyHistogram({5e-6, 10e-6, 60e-6, 20.0});
+  ASSERT_EQ(h.bucket_counts.size(), b.size() + 1);
+  EXPECT_EQ(h.count, 4u);
+  EXPECT_EQ(h.bucket_counts[0], 2u);
+  const auto idx100us = static_cast<std::size_t>(std::find(b.begin(), b.end(), 100e-6) - b.begin());
+  EXPECT_EQ(h.bucket_counts[idx100us], 1u);
+  EXPECT_EQ(h.bucket_counts.back(), 1u);
+  EXPECT_NEAR(h.sum_seconds, 5e-6 + 10e-6 + 60e-6 + 20.0, 1e-12);
+  std::uint64_t total = 0;
+  for (auto c : h.bucket_counts) total += c;
+  EXPECT_EQ(total, h.count);
+}
+
+TEST(BuildLatencyHistogram, GivesNearestRankPercentiles) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i * 1e-3);  // 1..100 ms, unsorted
+  LatencyHistogram h = BuildLatencyHistogram(v);
+  ASSERT_TRUE(h.p50_seconds && h.p99_seconds);
+  EXPECT_DOUBLE_EQ(*h.p50_seconds, 50e-3);
+  EXPECT_DOUBLE_EQ(*h.p99_seconds, 99e-3);
+  EXPECT_FALSE(BuildLatencyHistogram({}).p50_seconds.has_value());
+}
+
+TEST(CalibratedBudget, KeepsEightyPercentOfATimeLimitedReadClampedToSixteenTo128MiB) {
+  EXPECT_EQ(CalibratedBudget(100ull << 20, true), 80ull << 20);
+  EXPECT_EQ(CalibratedBudget(100ull << 20, false), 100ull << 20);
+  EXPECT_EQ(CalibratedBudget(1ull << 20, true), kMinCalibratedBytes);
+  EXPECT_EQ(CalibratedBudget(10ull << 30, true), kMaxCalibratedBytes);
+  EXPECT_EQ(CalibratedBudget((50ull << 20) + 12345, false) % (1 << 20), 0u);
+}
+
+TEST(Calibration, RoundTripsAndIgnoresAFileMadeForAnotherTargetOrKind) {
+  testing::TempDir dir;
+  auto spec = testing::MakeSpec("sda-buffered", config::ProbeKind::kBuffered, "/dev/my disk", 0);
+  EXPECT_FALSE(LoadCalibration(dir.path(), spec).has_value());
+  ASSERT_TRUE(SaveCalibration(dir.path(), spec, 48ull << 20));
+  EXPECT_EQ(LoadCalibration(dir.path(), spec), std::optional<std::uint64_t>(48ull << 20));
+  auto moved = spec;
+  moved.target = "/dev/sdb";
+  EXPECT_FALSE(LoadCalibration(dir.path(), moved).has_value());
+  auto other_kind = spec;
+  other_kind.kind = config::ProbeKind::kDirect;
+  EXPECT_FALSE(LoadCalibration(dir.path(), other_kind).has_value());
+  struct stat st {};
+  ASSERT_EQ(stat((dir.path() / "calibration").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST(ParseMountinfo, ReadsDeviceFstypeSourceAndDecodesEscapes) {
+  const auto m = ParseMountinfo(
+      "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+      "40 22 0:35 / /mnt/my\\040disk rw - tmpfs tmp\\040fs rw,size=4k\n"
+      "garbage line\n"
+      "41 22 0:36 / /x rw master:2 shared:3 - fuse.sshfs me@host:/ rw\n");
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].major, 254u);
+  EXPECT_EQ(m[0].fstype, "ext4");
+  EXPECT_EQ(m[0].source, "/dev/vda");
+  EXPECT_EQ(m[1].mount_point, "/mnt/my disk");
+  EXPECT_EQ(m[1].source, "tmp fs");
+  EXPECT_EQ(m[2].fstype, "fuse.sshfs");
+  EXPECT_EQ(m[2].minor, 36u);
+}
+
+TEST(LowFreeMemory, FlagsMemFreeBelowTheWorkingSetPlusSlack) {
+  proc::Meminfo mi;
+  mi.fields.push_back({"MemFree", 100ull << 20, true});
+  EXPECT_TRUE(LowFreeMemory(mi, 64ull << 20));    // 100 < 64 + 64
+  EXPECT_FALSE(LowFreeMemory(mi, 16ull << 20));   // 100 >= 16 + 64
+  EXPECT_FALSE(LowFreeMemory(mi, 0));             // rule does not apply
+  EXPECT_FALSE(LowFreeMemory(proc::Meminfo{}, 1ull << 30));  // unknown: no claim
+}
+
+TEST(ContextKey, ReplacesParenthesesLikeTheMeminfoMetrics) {
+  EXPECT_EQ(ContextKey("Active(file)"), "Active_file");
+  EXPECT_EQ(ContextKey("MemFree"), "MemFree");
+}
+
+TEST(RunContext, RecordsTheFixtureMeminfoAndFlagsLowFreeMemory) {
+  const ProcRoot root(std::filesystem::path(IODRIFT_TEST_FIXTURES) / "proc/local-6.18");
+  auto mi = proc::ReadMeminfo(root);
+  ASSERT_TRUE(mi) << mi.error().message;
+  const auto free = mi->Get("MemFree");
+  ASSERT_TRUE(free);
+  RunContext ctx = RunContext::Begin(root);
+  ProbeResult r;
+  ctx.Finish(r, *free);  // a working set as large as MemFree must be suspect
+  EXPECT_EQ(r.context.at("MemFree"), *free);
+  for (const char* field : {"MemAvailable", "Buffers", "Cached", "Dirty", "Writeback", "Slab",
+                            "SReclaimable", "SUnreclaim"}) {
+    EXPECT_TRUE(r.context.count(field)) << field;
+  }
+  EXPECT_NE(std::find(r.suspect.begin(), r.suspect.end(), "low_free_memory"), r.suspect.end());
+  EXPECT_TRUE(r.uptime_seconds.has_value());
+  EXPECT_TRUE(r.dentry_state.count("total"));
+  // A fixture does not change: every tracked vmstat delta is 0 and some are tracked.
+  EXPECT_FALSE(r.vmstat_delta.empty());
+  for (const auto& [name, delta] : r.vmstat_delta) EXPECT_EQ(delta, 0) << name;
+}
+
+}  // namespace
+}  // namespace iodrift::probes

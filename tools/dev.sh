@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# iodrift developer entry point: one command to set up and run, one to set up and test.
+#
+#   tools/dev.sh run [IODRIFTD ARGS...]   install missing Debian packages, build, run iodriftd
+#                                         in the foreground on its embedded default config
+#   tools/dev.sh test [CTEST ARGS...]     install missing packages, build, run the whole suite
+#   tools/dev.sh deps | build             the individual steps
+#
+# Environment: BUILD_DIR (default ./build), BUILD_TYPE (RelWithDebInfo), CMAKE_ARGS (extra
+# configure flags, e.g. -DIODRIFT_SANITIZE=ON), JOBS (default nproc).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$here/build}
+build_type=${BUILD_TYPE:-RelWithDebInfo}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# Build and runtime dependencies (Debian 12 package names).
+build_packages=(
+  build-essential cmake pkg-config git
+  prometheus-cpp-dev libmicrohttpd-dev zlib1g-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libexpected-dev libgtest-dev libgmock-dev
+)
+# What the test suite drives for real.
+test_packages=(
+  python3 curl prometheus dbus util-linux e2fsprogs fuse3 clang-14 libclang-rt-14-dev
+)
+
+log() { printf 'dev.sh: %s\n' "$*" >&2; }
+
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+}
+
+build() {
+  # shellcheck disable=SC2086
+  cmake -S "$here" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" ${CMAKE_ARGS:-} >/dev/null
+  cmake --build "$build_dir" -j "$jobs"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  deps)
+    install_missing "${build_packages[@]}" "${test_packages[@]}" ;;
+  build)
+    install_missing "${build_packages[@]}"
+    build ;;
+  run)
+    install_missing "${build_packages[@]}"
+    build
+    log "starting $build_dir/bin/iodriftd $* (Ctrl-C stops it)"
+    exec "$build_dir/bin/iodriftd" "$@" ;;
+  test)
+    install_missing "${build_packages[@]}" "${test_packages[@]}"
+    build
+    cd "$build_dir"
+    exec ctest -j "${CTEST_JOBS:-2}" --output-on-failure --timeout 600 "$@" ;;
+  *)
+    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    [ -z "$cmd" ] || [ "$cmd" = help ] || [ "$cmd" = -h ] || exit 2 ;;
+esac
