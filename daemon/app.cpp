@@ -3,13 +3,19 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <iostream>
+#include <filesystem>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/probes/result_store.h"
+#include "collectors/proc/boot.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
 #include "daemon/logging.h"
+#include "daemon/probe_metrics.h"
+#include "daemon/probe_report.h"
+#include "daemon/scheduler.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
@@ -23,14 +29,90 @@ const char* kLandingPage = R"(<!doctype html>
 </body></html>
 )";
 
+// Flag paths may be relative to the working directory; the config wants absolute ones.
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal().string();
+}
+
 // Applies command-line overrides to `cfg`.
 void ApplyOverrides(const CommandLine& cl, config::Config& cfg) {
   if (cl.listen) cfg.listen = *cl.listen;
-  if (cl.proc_root) cfg.proc_root = *cl.proc_root;
-  if (cl.state_dir) cfg.state_dir = *cl.state_dir;
+  if (cl.proc_root) cfg.proc_root = Absolute(*cl.proc_root);
+  if (cl.state_dir) cfg.state_dir = Absolute(*cl.state_dir);
   if (cl.dbus) cfg.dbus = *cl.dbus;
   if (cl.log_level) cfg.log_level = *cl.log_level;
   if (cfg.state_dir.empty()) cfg.state_dir = config::DefaultStateDir();
+}
+
+probes::ProbeEnv MakeProbeEnv(const config::Config& cfg) {
+  probes::ProbeEnv env;
+  env.proc_root = ProcRoot(cfg.proc_root);
+  env.state_dir = cfg.state_dir;
+  return env;
+}
+
+// Creates the state directory (and the default probe directory inside it) if missing. A failure
+// is logged, not fatal: metrics still flow, and probes that need the directory report errors.
+void PrepareStateDir(const config::Config& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.state_dir, ec);
+  if (ec) {
+    spdlog::warn("state_dir={} cannot be created: {}; probe files and calibration will fail",
+                 cfg.state_dir, ec.message());
+    return;
+  }
+  for (const auto& probe : cfg.probes) {
+    // The embedded default's probe directory lives inside the state dir; make it on demand.
+    if (!probe.target.empty() &&
+        std::filesystem::path(probe.target).parent_path() == std::filesystem::path(cfg.state_dir) &&
+        !std::filesystem::exists(probe.target, ec)) {
+      std::filesystem::create_directories(probe.target, ec);
+    }
+  }
+}
+
+// `iodriftd --once`: every probe once, through the scheduler (so a hung target times out instead
+// of hanging the command), then a table or JSON on stdout.
+int RunOnce(const config::Config& cfg, bool json) {
+  PrepareStateDir(cfg);
+  probes::ResultStore store;
+  SchedulerOptions options;
+  options.periodic = false;
+  Scheduler scheduler(MakeProbeEnv(cfg), store, options);
+  scheduler.Apply(cfg.probes);
+  scheduler.Start();
+  std::vector<std::shared_future<probes::ProbeResult>> futures;
+  for (const auto& probe : cfg.probes) {
+    auto future = scheduler.RunNow(probe.name);
+    if (!future) {
+      spdlog::error("probe={} cannot run: {}", probe.name, future.error().message);
+      return kExitFailure;
+    }
+    futures.push_back(*future);
+  }
+  std::vector<probes::ProbeResult> results;
+  bool all_ok = true;
+  for (auto& future : futures) {
+    results.push_back(future.get());
+    all_ok = all_ok && results.back().success();
+  }
+  scheduler.Stop();
+  if (json) {
+    auto boot = proc::ReadBootState(ProcRoot(cfg.proc_root));
+    std::optional<std::string> boot_id;
+    std::optional<double> uptime;
+    if (boot) {
+      boot_id = boot->boot_id;
+      uptime = boot->uptime_seconds;
+    }
+    std::fputs(ProbeResultsJson(boot_id, uptime, results).c_str(), stdout);
+  } else {
+    std::fputs(ProbeResultsTable(results).c_str(), stdout);
+  }
+  std::fflush(stdout);
+  return all_ok ? kExitOk : kExitFailure;
 }
 
 HttpServerOptions ServerOptions(const config::Config& cfg) {
@@ -57,11 +139,18 @@ sigset_t BlockHandledSignals() {
 
 class Daemon {
  public:
-  Daemon(CommandLine cl, config::Config cfg) : cl_(std::move(cl)), cfg_(std::move(cfg)) {}
+  Daemon(CommandLine cl, config::Config cfg)
+      : cl_(std::move(cl)),
+        cfg_(std::move(cfg)),
+        scheduler_(MakeProbeEnv(cfg_), store_) {}
 
   int Run() {
     sigset_t signals = BlockHandledSignals();
+    PrepareStateDir(cfg_);
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
+    exporter_->AddSource([this](std::vector<prometheus::MetricFamily>& out) {
+      AppendProbeFamilies(store_.Snapshot(), out);
+    });
     server_.Route("/metrics", [this] {
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
     });
@@ -73,6 +162,17 @@ class Daemon {
     spdlog::info("iodriftd {} serving metrics on {}/metrics proc_root={} state_dir={} probes={}",
                  IODRIFT_VERSION, server_.BaseUrl(), cfg_.proc_root, cfg_.state_dir,
                  cfg_.probes.size());
+    scheduler_.AddListener([](const probes::ProbeResult& r) {
+      if (r.success()) {
+        spdlog::debug("probe={} kind={} result=ok duration={:.3f}s", r.name,
+                      config::ProbeKindName(r.kind), r.duration_seconds);
+      } else {
+        spdlog::info("probe={} kind={} result={} error=\"{}\"", r.name,
+                     config::ProbeKindName(r.kind), probes::OutcomeName(r.outcome), r.error);
+      }
+    });
+    scheduler_.Apply(cfg_.probes);
+    scheduler_.Start();
     for (;;) {
       int sig = 0;
       if (sigwait(&signals, &sig) != 0) continue;
@@ -83,6 +183,7 @@ class Daemon {
       spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       break;
     }
+    scheduler_.Stop();
     server_.Stop();
     spdlog::info("stopped");
     return kExitOk;
@@ -106,7 +207,12 @@ class Daemon {
       spdlog::warn("reload: listen changed to {}; takes effect after a restart", loaded->listen);
       loaded->listen = cfg_.listen;
     }
+    if (loaded->state_dir != cfg_.state_dir || loaded->proc_root != cfg_.proc_root) {
+      spdlog::warn("reload: state_dir/proc_root changes for probes take effect after a restart");
+    }
     exporter_->Reconfigure(ProcRoot(loaded->proc_root), loaded->collectors);
+    PrepareStateDir(*loaded);
+    scheduler_.Apply(loaded->probes);
     if (auto level = ParseLogLevel(loaded->log_level)) spdlog::set_level(*level);
     cfg_ = std::move(*loaded);
     spdlog::info("reload: applied {} probes={}", *cl_.config_file, cfg_.probes.size());
@@ -114,6 +220,8 @@ class Daemon {
 
   CommandLine cl_;
   config::Config cfg_;
+  probes::ResultStore store_;
+  Scheduler scheduler_;
   std::unique_ptr<Exporter> exporter_;
   HttpServer server_;
 };
@@ -131,13 +239,12 @@ config::LoadResult LoadEffectiveConfig(const CommandLine& cl) {
   ApplyOverrides(cl, *loaded);
   // Flags get the same validation as the file.
   std::vector<config::Problem> problems;
-  if (!ParseLogLevel(loaded->log_level)) {
-    problems.push_back({"command line", 0, 0, "log_level",
-                        "must be one of trace|debug|info|warn|error, got '" + loaded->log_level + "'"});
-  }
-  if (auto hp = SplitHostPort(loaded->listen); !hp) {
-    problems.push_back({"command line", 0, 0, "listen", hp.error().message});
-  }
+  auto check = [&](const char* key, std::optional<std::string> problem) {
+    if (problem) problems.push_back({"command line", 0, 0, key, std::move(*problem)});
+  };
+  if (cl.log_level) check("--log-level", config::CheckLogLevel(loaded->log_level));
+  if (cl.listen) check("--listen", config::CheckListen(loaded->listen));
+  if (cl.dbus) check("--dbus", config::CheckDbus(loaded->dbus));
   if (!problems.empty()) return tl::unexpected(std::move(problems));
   return loaded;
 }
@@ -169,10 +276,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   SetUpLogging(*ParseLogLevel(cfg->log_level));
-  if (cl->once) {
-    spdlog::error("--once: the probe engine is not built into this version yet");
-    return kExitFailure;
-  }
+  if (cl->once) return RunOnce(*cfg, cl->json);
   return Daemon(std::move(*cl), std::move(*cfg)).Run();
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -78,14 +79,16 @@ void JsonWriter::Number(double value) {
     return;
   }
   BeforeValue();
-  char buf[32];
-  // Whole numbers (byte counts) exactly; others with 9 significant digits, plenty for timings.
+  char buf[64];
+  // Whole numbers (byte counts) without exponent; others in the shortest form that reads back
+  // as the same double (epoch timestamps keep their microseconds).
   if (value == std::floor(value) && std::fabs(value) < 1e15) {
     std::snprintf(buf, sizeof(buf), "%.0f", value);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.9g", value);
+    out_ += buf;
+    return;
   }
-  out_ += buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out_.append(buf, ec == std::errc() ? end : buf);
 }
 
 void JsonWriter::Integer(std::int64_t value) {

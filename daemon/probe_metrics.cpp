@@ -33,45 +33,9 @@ const std::vector<std::string>& KnownSuspectReasons() {
   return kReasons;
 }
 
-void ProbeMetrics::Record(const probes::ProbeResult& result) {
-  std::lock_guard lock(mu_);
-  auto& s = series_[result.name];
-  // A probe whose definition changed (reload) starts over.
-  if (s.last.kind != result.kind || s.last.target != result.target) s = ProbeSeries{};
-  s.last = result;
-  s.runs[result.outcome]++;
-  s.read_bytes_total += result.bytes;
-  if (result.latency) {
-    auto& total = s.latency_total;
-    const auto& run = *result.latency;
-    if (total.bucket_counts.size() < run.bucket_counts.size()) {
-      total.bucket_counts.resize(run.bucket_counts.size());
-    }
-    for (std::size_t i = 0; i < run.bucket_counts.size(); ++i) total.bucket_counts[i] += run.bucket_counts[i];
-    total.count += run.count;
-    total.sum_seconds += run.sum_seconds;
-  }
-}
-
-void ProbeMetrics::Retain(const std::set<std::string>& names) {
-  std::lock_guard lock(mu_);
-  std::erase_if(series_, [&](const auto& entry) { return !names.contains(entry.first); });
-}
-
-std::vector<ProbeSeries> ProbeMetrics::Snapshot() const {
-  std::lock_guard lock(mu_);
-  std::vector<ProbeSeries> out;
-  out.reserve(series_.size());
-  for (const auto& [name, s] : series_) out.push_back(s);
-  return out;
-}
-
-void ProbeMetrics::Collect(std::vector<MetricFamily>& out) const {
-  AppendProbeFamilies(Snapshot(), out);
-}
-
-void AppendProbeFamilies(const std::vector<ProbeSeries>& series, std::vector<MetricFamily>& out) {
-  if (series.empty()) return;
+void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
+                         std::vector<MetricFamily>& out) {
+  if (records.empty()) return;
   std::string last = kLastRun;
   auto success = MakeFamily("iodrift_probe_success", "1 when the probe run succeeded." + last,
                             MetricType::Gauge);
@@ -117,6 +81,13 @@ void AppendProbeFamilies(const std::vector<ProbeSeries>& series, std::vector<Met
                          "Facts about the probe target: filesystem, I/O scheduler, read-ahead, "
                          "rotational; value 1.",
                          MetricType::Gauge);
+  auto baseline = MakeFamily("iodrift_probe_baseline_bytes_per_second",
+                             "Post-boot baseline of the probe: median throughput of its first "
+                             "successful runs since the daemon started.",
+                             MetricType::Gauge);
+  auto ratio = MakeFamily("iodrift_probe_baseline_ratio",
+                          "Throughput of the last successful run divided by the baseline.",
+                          MetricType::Gauge);
   auto tax = MakeFamily("iodrift_page_cache_tax_ratio",
                         "1 - buffered/direct throughput on the same target, from the last runs of "
                         "both (how much the page-cache path costs).",
@@ -124,7 +95,7 @@ void AppendProbeFamilies(const std::vector<ProbeSeries>& series, std::vector<Met
 
   const auto& bounds = probes::LatencyBucketBounds();
   std::map<std::string, std::pair<double, double>> by_target;  // target → (buffered, direct)
-  for (const auto& s : series) {
+  for (const auto& s : records) {
     const auto& r = s.last;
     Labels labels = ProbeLabels(r);
     AddSample(success, r.success() ? 1 : 0, labels);
@@ -143,6 +114,12 @@ void AppendProbeFamilies(const std::vector<ProbeSeries>& series, std::vector<Met
       AddSample(throughput, *r.throughput_bytes_per_second, labels);
       if (r.kind == config::ProbeKind::kBuffered) by_target[r.target].first = *r.throughput_bytes_per_second;
       if (r.kind == config::ProbeKind::kDirect) by_target[r.target].second = *r.throughput_bytes_per_second;
+    }
+    if (s.baseline_bytes_per_second && *s.baseline_bytes_per_second > 0) {
+      AddSample(baseline, *s.baseline_bytes_per_second, labels);
+      if (r.success() && r.throughput_bytes_per_second) {
+        AddSample(ratio, *r.throughput_bytes_per_second / *s.baseline_bytes_per_second, labels);
+      }
     }
     if (r.success()) {
       for (const auto& [op, rate] : r.ops_per_second) AddSample(ops, rate, With(labels, "op", op));
@@ -189,7 +166,7 @@ void AppendProbeFamilies(const std::vector<ProbeSeries>& series, std::vector<Met
     }
   }
   for (auto* family : {&success, &supported, &duration, &last_run, &runs, &read_total, &bytes,
-                       &throughput, &ops, &latency, &cpu, &context, &suspect, &info, &tax}) {
+                       &throughput, &baseline, &ratio, &ops, &latency, &cpu, &context, &suspect, &info, &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -1,56 +1,27 @@
-// Probe metrics: the iodrift_probe_* families of ../shared/DESIGN.md, rendered from the history
-// of probe results.
+// Probe metrics: the iodrift_probe_* families of ../shared/DESIGN.md, rendered at scrape time
+// from the ResultStore (collectors/probes/result_store.h): gauges show the last run ("values are
+// from the last scheduled or on-demand run"), counters and the latency histogram are cumulative
+// since the daemon started (a histogram must only grow so that rate() and histogram_quantile()
+// work across runs).
 //
-// ProbeMetrics is fed every finished ProbeResult (scheduled or on demand) and keeps, per probe:
-// the last result (what the gauges show — "values are from the last run"), run counters per
-// outcome, cumulative bytes read, and a cumulative latency histogram (a Prometheus histogram must
-// only grow, so rate()/histogram_quantile() work across runs). Probes removed by a reload are
-// dropped from the output.
-//
-// Thread-safety: Record() and Collect() may be called from any thread.
+// Thread-safety: pure functions.
 #pragma once
 
-#include <map>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include <prometheus/metric_family.h>
 
-#include "collectors/probes/probe.h"
+#include "collectors/probes/result_store.h"
 
 namespace iodrift::daemon {
-
-// Everything exported about one probe.
-struct ProbeSeries {
-  probes::ProbeResult last;
-  std::map<probes::Outcome, std::uint64_t> runs;
-  std::uint64_t read_bytes_total = 0;
-  probes::LatencyHistogram latency_total;  // cumulative over all runs (bucket_counts, count, sum)
-};
 
 // Suspect reasons always exported (0 or 1) so alerts can rely on the series existing.
 const std::vector<std::string>& KnownSuspectReasons();
 
-class ProbeMetrics {
- public:
-  void Record(const probes::ProbeResult& result);
-
-  // Keeps only probes named in `names` (after a reload).
-  void Retain(const std::set<std::string>& names);
-
-  void Collect(std::vector<prometheus::MetricFamily>& out) const;
-
-  std::vector<ProbeSeries> Snapshot() const;
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, ProbeSeries> series_;
-};
-
-// Pure rendering of `series` (exposed for tests).
-void AppendProbeFamilies(const std::vector<ProbeSeries>& series,
+// Appends the iodrift_probe_* and iodrift_page_cache_tax_ratio families for `records` (a
+// ResultStore snapshot). Nothing is appended for an empty snapshot.
+void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                          std::vector<prometheus::MetricFamily>& out);
 
 }  // namespace iodrift::daemon

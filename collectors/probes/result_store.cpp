@@ -7,6 +7,9 @@ namespace iodrift::probes {
 void ResultStore::Record(const ProbeResult& result) {
   std::lock_guard<std::mutex> lock(mu_);
   ProbeRecord& rec = records_[result.name];
+  if (!rec.runs.empty() && (rec.last.kind != result.kind || rec.last.target != result.target)) {
+    rec = ProbeRecord{};
+  }
   if (rec.runs.empty()) {
     for (Outcome o : {Outcome::kOk, Outcome::kError, Outcome::kTimeout, Outcome::kSkipped}) {
       rec.runs[o] = 0;
@@ -15,6 +18,18 @@ void ResultStore::Record(const ProbeResult& result) {
   rec.last = result;
   ++rec.runs[result.outcome];
   rec.read_bytes_total += result.bytes;
+  if (result.latency) {
+    auto& total = rec.latency_total;
+    const auto& run = *result.latency;
+    if (total.bucket_counts.size() < run.bucket_counts.size()) {
+      total.bucket_counts.resize(run.bucket_counts.size());
+    }
+    for (std::size_t i = 0; i < run.bucket_counts.size(); ++i) {
+      total.bucket_counts[i] += run.bucket_counts[i];
+    }
+    total.count += run.count;
+    total.sum_seconds += run.sum_seconds;
+  }
   if (!rec.baseline_bytes_per_second && result.success() && result.throughput_bytes_per_second) {
     rec.baseline_samples.push_back(*result.throughput_bytes_per_second);
     if (rec.baseline_samples.size() >= kBaselineRuns) {

@@ -28,13 +28,16 @@ struct ProbeRecord {
   ProbeResult last;
   std::map<Outcome, std::uint64_t> runs;   // every Outcome present, 0 when never seen
   std::uint64_t read_bytes_total = 0;
+  LatencyHistogram latency_total;          // cumulative over all runs (a histogram only grows)
   std::optional<double> baseline_bytes_per_second;
   std::vector<double> baseline_samples;    // until kBaselineRuns are in
 };
 
 class ResultStore {
  public:
-  // Stores `result` as the last one of `result.name` and updates its totals.
+  // Stores `result` as the last one of `result.name` and updates its totals. A result whose kind
+  // or target differs from the stored one (the probe was redefined by a reload) starts a fresh
+  // record: totals and baseline must never mix two different measurements.
   void Record(const ProbeResult& result);
 
   // The record of one probe; nullopt when it never ran.

@@ -23,16 +23,17 @@ TEST(JsonWriter, EscapesStringsAndControlCharacters) {
   EXPECT_EQ(w.str(), R"("q\"b\\n\n\u0001")");
 }
 
-TEST(JsonWriter, WholeNumbersExactOthersNineDigitsNonFiniteNull) {
+TEST(JsonWriter, WholeNumbersExactOthersShortestRoundTripNonFiniteNull) {
   JsonWriter w;
   w.BeginArray();
   w.Number(67108864);
   w.Number(0.421234567891);
+  w.Number(1796231630.123456);
   w.Number(std::nan(""));
   w.Number(INFINITY);
   w.OptionalNumber(std::nullopt);
   w.EndArray();
-  EXPECT_EQ(w.str(), "[67108864,0.421234568,null,null,null]");
+  EXPECT_EQ(w.str(), "[67108864,0.421234567891,1796231630.123456,null,null,null]");
 }
 
 }  // namespace

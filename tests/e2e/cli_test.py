@@ -61,6 +61,6 @@ if not any(l.startswith(f"{bad}:6:") and "intervall" in l for l in lines):
     harness.fail(f"no FILE:6:COL: ...intervall problem in {lines}")
 
 res = run("--check-config", "--log-level", "loud")
-if res.returncode != 78 or "log_level" not in res.stderr:
+if res.returncode != 78 or "--log-level: must be one of" not in res.stderr:
     harness.fail(f"bad --log-level: {res.returncode} {res.stderr!r}")
 print("ok")
