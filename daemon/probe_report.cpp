@@ -44,6 +44,29 @@ std::size_t DisplayWidth(const std::string& s) {
       std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
+const char* HdparmPhrase(config::ProbeKind kind) {
+  switch (kind) {
+    case config::ProbeKind::kCached: return "cached reads";
+    case config::ProbeKind::kBuffered: return "buffered disk reads";
+    case config::ProbeKind::kDirect: return "O_DIRECT disk reads";
+    case config::ProbeKind::kMemory: return "memcpy (streaming)";
+    default: return "reads";
+  }
+}
+
+// The memory state that explains a figure, in the order an operator reads it.
+std::string ContextLine(const std::map<std::string, std::uint64_t>& context) {
+  std::string out;
+  for (const char* field : {"MemFree", "MemAvailable", "Cached", "Buffers", "Dirty", "Writeback",
+                            "SReclaimable", "SUnreclaim"}) {
+    auto it = context.find(field);
+    if (it == context.end()) continue;
+    if (!out.empty()) out += ", ";
+    out += std::string(field) + " " + FormatBytes(static_cast<double>(it->second));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatRate(double bytes_per_second) {
@@ -149,6 +172,17 @@ std::string ProbeResultsTable(const std::vector<probes::ProbeResult>& results) {
     std::string target = r.target.empty() ? "-" : r.target;
     rows.push_back({{r.name, std::string(config::ProbeKindName(r.kind)), target,
                      probes::OutcomeName(r.outcome), Figure(r), time}});
+    std::string detail;
+    if (r.success() && r.throughput_bytes_per_second) {
+      // hdparm's line: " Timing buffered disk reads: 64 MB in 0.41 seconds = 156.10 MB/sec".
+      detail = std::string(HdparmPhrase(r.kind)) + ": ";
+      if (r.bytes > 0) detail += FormatBytes(static_cast<double>(r.bytes)) + " = ";
+      detail += FormatRate(*r.throughput_bytes_per_second);
+    } else if (r.success()) {
+      detail = Figure(r);
+    }
+    if (!detail.empty()) notes += "  " + r.name + ": " + detail + "\n";
+    if (!r.context.empty()) notes += "    context: " + ContextLine(r.context) + "\n";
     if (!r.error.empty()) notes += "  " + r.name + ": " + r.error + "\n";
     if (!r.suspect.empty()) {
       std::string reasons;

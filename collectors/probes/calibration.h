@@ -3,7 +3,7 @@
 //
 // The first run reads for the probe's time budget (at most kMaxCalibrationBytes); the budget is
 // 80 % of what it read (all of it when the read was not cut by the time budget), rounded down to
-// whole MiB and clamped to 16–128 MiB, so later runs at the same speed finish inside the time
+// whole 2 MiB steps and clamped to 16–128 MiB, so later runs at the same speed finish inside the time
 // budget. It is stored in
 // <state_dir>/calibration/<probe name> as a small text file keyed by kind and target:
 //
@@ -34,7 +34,7 @@ inline constexpr std::uint64_t kMaxCalibratedBytes = 128ull << 20;
 inline constexpr std::uint64_t kMaxCalibrationBytes = kMaxCalibratedBytes;
 
 // 80 % of `bytes_read` when the calibration run was cut by its time budget (all of it when it
-// read everything it was allowed to), whole MiB, clamped to [kMinCalibratedBytes,
+// read everything it was allowed to), whole 2 MiB steps, clamped to [kMinCalibratedBytes,
 // kMaxCalibratedBytes].
 std::uint64_t CalibratedBudget(std::uint64_t bytes_read, bool stopped_by_time_budget);
 

@@ -54,6 +54,9 @@ TEST(ProbeResultsTable, AlignsColumnsAndListsErrorsBelow) {
       << table;
   EXPECT_NE(table.find("\n  x: no answer from /dev/sdb within 30 s\n"), std::string::npos) << table;
   EXPECT_NE(table.find("sda-buffered: figure doubtful: low_free_memory"), std::string::npos);
+  EXPECT_NE(table.find("  sda-buffered: buffered disk reads: 64.00 MiB = 256 MiB/s\n"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("    context: MemFree 1.00 KiB, Cached 2.00 KiB\n"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ TEST(CalibratedBudget, KeepsEightyPercentOfATimeLimitedReadClampedToSixteenTo128
   EXPECT_EQ(CalibratedBudget(100ull << 20, false), 100ull << 20);
   EXPECT_EQ(CalibratedBudget(1ull << 20, true), kMinCalibratedBytes);
   EXPECT_EQ(CalibratedBudget(10ull << 30, true), kMaxCalibratedBytes);
+  EXPECT_EQ(CalibratedBudget(89ull << 20, true), 70ull << 20);  // 71.2 MiB down to a 2 MiB step
   EXPECT_EQ(CalibratedBudget((50ull << 20) + 12345, false) % (1 << 20), 0u);
 }
 
