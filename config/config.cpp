@@ -665,8 +665,9 @@ class Loader {
                  DescribeNode(root));
       return config;
     }
-    static constexpr std::array<std::string_view, 8> kKeys = {
-        "listen", "state_dir", "proc_root", "dbus", "log_level", "collectors", "http", "probes"};
+    static constexpr std::array<std::string_view, 9> kKeys = {
+        "listen", "state_dir", "proc_root", "dbus",     "log_level",
+        "collectors", "http", "scheduler", "probes"};
     ForEachEntry(root, "", kKeys, [&](const Entry& entry) {
       if (entry.name == "listen") {
         if (auto v = ReadChoice(entry, &CheckListen)) config.listen = *v;
@@ -682,6 +683,8 @@ class Loader {
         LoadCollectors(entry, &config.collectors);
       } else if (entry.name == "http") {
         LoadHttp(entry, &config.http);
+      } else if (entry.name == "scheduler") {
+        LoadScheduler(entry, &config.scheduler);
       } else if (entry.name == "probes") {
         LoadProbes(entry, &config.probes);
       }
@@ -720,8 +723,8 @@ class Loader {
 
   void LoadCollectors(const Entry& section, CollectorsConfig* out) {
     if (!ExpectMap(section, "a map of collectors (`meminfo: true`, ...)")) return;
-    static constexpr std::array<std::string_view, 7> kKeys = {
-        "meminfo", "vmstat", "slabinfo", "pressure", "buddyinfo", "boot", "dentries"};
+    static constexpr std::array<std::string_view, 8> kKeys = {
+        "meminfo", "vmstat", "slabinfo", "pressure", "buddyinfo", "boot", "dentries", "balloon"};
     static constexpr std::array<std::string_view, 1> kPlain = {"enabled"};
     static constexpr std::array<std::string_view, 2> kVmstat = {"enabled", "fields"};
     static constexpr std::array<std::string_view, 3> kSlabinfo = {"enabled", "include", "exclude"};
@@ -748,6 +751,8 @@ class Loader {
         LoadCollector(entry, &out->boot, kPlain, no_options);
       } else if (entry.name == "dentries") {
         LoadCollector(entry, &out->dentries, kPlain, no_options);
+      } else if (entry.name == "balloon") {
+        LoadCollector(entry, &out->balloon, kPlain, no_options);
       }
     });
   }
@@ -763,6 +768,23 @@ class Loader {
         }
       } else if (entry.name == "connection_timeout") {
         if (auto v = ReadDuration(entry)) out->connection_timeout = *v;
+      }
+    });
+  }
+
+  void LoadScheduler(const Entry& section, SchedulerConfig* out) {
+    if (!ExpectMap(section, "a map (`max_concurrent: 1`, `io_class: best-effort`, ...)")) return;
+    static constexpr std::array<std::string_view, 4> kKeys = {"max_concurrent", "io_class",
+                                                              "io_level", "nice"};
+    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
+      if (entry.name == "max_concurrent") {
+        if (auto v = ReadCount(entry, 1, 64)) out->max_concurrent = static_cast<std::uint32_t>(*v);
+      } else if (entry.name == "io_class") {
+        if (auto v = ReadChoice(entry, &CheckIoClass)) out->io_class = *v;
+      } else if (entry.name == "io_level") {
+        if (auto v = ReadCount(entry, 0, 7)) out->io_level = static_cast<int>(*v);
+      } else if (entry.name == "nice") {
+        if (auto v = ReadCount(entry, 0, 19)) out->nice = static_cast<int>(*v);
       }
     });
   }
@@ -1031,6 +1053,11 @@ std::optional<std::string> CheckLogLevel(std::string_view value) {
                                                               "error"};
   if (std::find(kLevels.begin(), kLevels.end(), value) != kLevels.end()) return std::nullopt;
   return std::string("must be one of trace|debug|info|warn|error");
+}
+
+std::optional<std::string> CheckIoClass(std::string_view value) {
+  if (value == "best-effort" || value == "idle" || value == "none") return std::nullopt;
+  return std::string("must be one of best-effort|idle|none");
 }
 
 LoadResult LoadFromString(std::string_view yaml_text, const std::string& file_name) {

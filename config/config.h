@@ -70,6 +70,7 @@ struct CollectorsConfig {
   bool buddyinfo = true;
   bool boot = true;
   bool dentries = true;
+  bool balloon = true;  // virtio balloon free page reporting (sysfs); nothing on bare metal
 
   bool operator==(const CollectorsConfig&) const = default;
 };
@@ -81,6 +82,18 @@ struct HttpOptions {
   bool operator==(const HttpOptions&) const = default;
 };
 
+// How probe threads are scheduled against the rest of the machine (PROBES.md §4.0).
+struct SchedulerConfig {
+  std::uint32_t max_concurrent = 1;   // probes running at once across devices
+  // ioprio_set(2) class of probe threads: "best-effort" (with io_level), "idle", or "none"
+  // (leave the thread's class alone). Only BFQ and mq-deadline honour classes.
+  std::string io_class = "best-effort";
+  int io_level = 7;                   // 0 (highest) .. 7 (lowest), for best-effort
+  int nice = 10;                      // setpriority() of probe threads: 0 .. 19
+
+  bool operator==(const SchedulerConfig&) const = default;
+};
+
 struct Config {
   std::string listen = "127.0.0.1:9723";
   std::string state_dir;          // empty = default for the user (see DefaultStateDir)
@@ -89,6 +102,7 @@ struct Config {
   std::string log_level = "info"; // trace | debug | info | warn | error
   CollectorsConfig collectors;
   HttpOptions http;
+  SchedulerConfig scheduler;
   std::vector<ProbeSpec> probes;   // a file without `probes` (or `probes:` empty) has none
 
   // Field-wise; lets a reload tell "nothing changed" from a real change.
@@ -133,6 +147,7 @@ LoadResult LoadFromFile(const std::filesystem::path& path);
 std::optional<std::string> CheckListen(std::string_view value);
 std::optional<std::string> CheckDbus(std::string_view value);
 std::optional<std::string> CheckLogLevel(std::string_view value);
+std::optional<std::string> CheckIoClass(std::string_view value);
 
 // /var/lib/iodrift as root (euid 0), else $XDG_STATE_HOME/iodrift (ignored unless absolute, as
 // the XDG spec says), else $HOME/.local/state/iodrift (HOME from the passwd entry when unset),

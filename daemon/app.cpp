@@ -50,7 +50,19 @@ probes::ProbeEnv MakeProbeEnv(const config::Config& cfg) {
   probes::ProbeEnv env;
   env.proc_root = ProcRoot(cfg.proc_root);
   env.state_dir = cfg.state_dir;
+  const auto& sched = cfg.scheduler;
+  env.io_class = sched.io_class == "idle"   ? probes::IoClass::kIdle
+                 : sched.io_class == "none" ? probes::IoClass::kUnchanged
+                                            : probes::IoClass::kBestEffort;
+  env.io_level = sched.io_level;
+  env.nice = sched.nice;
   return env;
+}
+
+SchedulerOptions MakeSchedulerOptions(const config::Config& cfg) {
+  SchedulerOptions options;
+  options.max_concurrent = cfg.scheduler.max_concurrent;
+  return options;
 }
 
 // Creates the state directory (and the default probe directory inside it) if missing. A failure
@@ -78,7 +90,7 @@ void PrepareStateDir(const config::Config& cfg) {
 int RunOnce(const config::Config& cfg, bool json) {
   PrepareStateDir(cfg);
   probes::ResultStore store;
-  SchedulerOptions options;
+  SchedulerOptions options = MakeSchedulerOptions(cfg);
   options.periodic = false;
   Scheduler scheduler(MakeProbeEnv(cfg), store, options);
   scheduler.Apply(cfg.probes);
@@ -142,7 +154,7 @@ class Daemon {
   Daemon(CommandLine cl, config::Config cfg)
       : cl_(std::move(cl)),
         cfg_(std::move(cfg)),
-        scheduler_(MakeProbeEnv(cfg_), store_) {}
+        scheduler_(MakeProbeEnv(cfg_), store_, MakeSchedulerOptions(cfg_)) {}
 
   int Run() {
     sigset_t signals = BlockHandledSignals();
@@ -207,8 +219,10 @@ class Daemon {
       spdlog::warn("reload: listen changed to {}; takes effect after a restart", loaded->listen);
       loaded->listen = cfg_.listen;
     }
-    if (loaded->state_dir != cfg_.state_dir || loaded->proc_root != cfg_.proc_root) {
-      spdlog::warn("reload: state_dir/proc_root changes for probes take effect after a restart");
+    if (loaded->state_dir != cfg_.state_dir || loaded->proc_root != cfg_.proc_root ||
+        loaded->scheduler != cfg_.scheduler) {
+      spdlog::warn("reload: state_dir, proc_root and scheduler changes for probes take effect "
+                   "after a restart");
     }
     exporter_->Reconfigure(ProcRoot(loaded->proc_root), loaded->collectors);
     PrepareStateDir(*loaded);

@@ -12,6 +12,7 @@ std::vector<std::unique_ptr<Collector>> MakeStateCollectors(const config::Collec
   if (config.buddyinfo) out.push_back(MakeBuddyinfoCollector());
   if (config.boot) out.push_back(MakeBootCollector());
   if (config.dentries) out.push_back(MakeDentriesCollector());
+  if (config.balloon) out.push_back(MakeBalloonCollector());
   return out;
 }
 

@@ -8,6 +8,7 @@
 // Thread-safety: every collector returned here is safe for concurrent Collect() calls.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -23,6 +24,8 @@ std::unique_ptr<Collector> MakePressureCollector();
 std::unique_ptr<Collector> MakeBuddyinfoCollector();
 std::unique_ptr<Collector> MakeBootCollector();
 std::unique_ptr<Collector> MakeDentriesCollector();
+// Reads sysfs (not the proc root): /sys/bus/virtio/drivers/virtio_balloon, page_reporting.
+std::unique_ptr<Collector> MakeBalloonCollector(const std::filesystem::path& sys_root = "/sys");
 
 // The enabled collectors of `config`, in a fixed order. Throws std::regex_error only if the
 // regexes were not validated (the config loader validates them).

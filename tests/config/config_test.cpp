@@ -940,3 +940,36 @@ TEST(ParseSize, RejectsJunkZeroNegativeAndOverflow) {
 
 }  // namespace
 }  // namespace iodrift::config
+
+namespace iodrift::config {
+namespace {
+
+TEST(LoadFromString, ReadsTheSchedulerSection) {
+  auto loaded = LoadFromString("scheduler:\n  max_concurrent: 2\n  io_class: idle\n  io_level: 3\n"
+                               "  nice: 0\n",
+                               "s.yaml");
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->scheduler.max_concurrent, 2u);
+  EXPECT_EQ(loaded->scheduler.io_class, "idle");
+  EXPECT_EQ(loaded->scheduler.io_level, 3);
+  EXPECT_EQ(loaded->scheduler.nice, 0);
+  EXPECT_EQ(LoadFromString("", "e.yaml")->scheduler, SchedulerConfig{});
+}
+
+TEST(LoadFromString, RejectsBadSchedulerValuesNamingLineAndKey) {
+  auto loaded = LoadFromString(
+      "scheduler:\n  max_concurrent: 0\n  io_class: realtime\n  io_level: 8\n  nice: -5\n",
+      "s.yaml");
+  ASSERT_FALSE(loaded);
+  std::string all;
+  for (const auto& p : loaded.error()) all += p.ToString() + "\n";
+  EXPECT_EQ(loaded.error().size(), 4u) << all;
+  EXPECT_NE(all.find("s.yaml:2:19: scheduler.max_concurrent:"), std::string::npos) << all;
+  EXPECT_NE(all.find("s.yaml:3:13: scheduler.io_class: must be one of best-effort|idle|none"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("s.yaml:4:13: scheduler.io_level:"), std::string::npos) << all;
+  EXPECT_NE(all.find("s.yaml:5:9: scheduler.nice:"), std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace iodrift::config

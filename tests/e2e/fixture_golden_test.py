@@ -2,7 +2,8 @@
 """The real binary on a captured proc root, scraped over HTTP, diffed against a recorded file.
 
 Set UPDATE_GOLDEN=1 to rewrite tests/golden/fixture_metrics.txt (then read the diff).
-Volatile series (process_*, durations, build revision) are dropped before the comparison.
+Volatile series (process_*, durations, build revision, and the balloon state, which comes from
+the live /sys rather than the proc root) are dropped before the comparison.
 """
 import os
 import re
@@ -16,8 +17,8 @@ fixture = os.path.join(source, "tests/fixtures/proc/local-6.18")
 golden = os.path.join(source, "tests/golden/fixture_metrics.txt")
 config = os.path.join(source, "tests/e2e/no-probes.yaml")
 
-VOLATILE = re.compile(r"^(process_|iodrift_collector_duration_seconds|iodrift_build_info)"
-                      r"|^# (HELP|TYPE) (process_|iodrift_collector_duration_seconds|iodrift_build_info)")
+_VOLATILE = r"(process_|iodrift_collector_duration_seconds|iodrift_build_info|iodrift_balloon_)"
+VOLATILE = re.compile(rf"^{_VOLATILE}|^# (HELP|TYPE) {_VOLATILE}")
 
 with harness.Daemon("--config", config, "--proc-root", fixture) as d:
     status, headers, body = d.get()

@@ -2,6 +2,8 @@
 // (an unreadable source is an error value, nothing partial is exported).
 #include "collectors/proc/state_collectors.h"
 
+#include "collectors/proc/balloon.h"
+
 #include <set>
 
 #include <gtest/gtest.h>
@@ -84,16 +86,41 @@ TEST(MakeStateCollectors, BuildsOnlyTheEnabledOnesInAFixedOrder) {
   auto collectors = MakeStateCollectors(cfg);
   std::vector<std::string> names;
   for (const auto& c : collectors) names.emplace_back(c->Name());
-  EXPECT_EQ(names, (std::vector<std::string>{"meminfo", "vmstat", "buddyinfo", "boot", "dentries"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"meminfo", "vmstat", "buddyinfo", "boot", "dentries",
+                                             "balloon"}));
 }
 
 TEST(StateCollectors, EveryCollectorFailsCleanlyOnAMissingRoot) {
   config::CollectorsConfig cfg;
+  cfg.balloon = false;  // reads sysfs, not the proc root
   for (const auto& c : MakeStateCollectors(cfg)) {
     std::vector<prometheus::MetricFamily> out;
     EXPECT_FALSE(c->Collect(testing::MissingRoot(), out)) << c->Name();
     EXPECT_TRUE(out.empty()) << c->Name();
   }
+}
+
+TEST(VirtioFeatureBit, ReadsTheCharacterAtTheBitIndex) {
+  EXPECT_EQ(VirtioFeatureBit("0110010100\n", 5), true);
+  EXPECT_EQ(VirtioFeatureBit("0110000100", 5), false);
+  EXPECT_EQ(VirtioFeatureBit("0110", 5), std::nullopt);
+  EXPECT_EQ(VirtioFeatureBit("01x0010100", 5), std::nullopt);
+}
+
+TEST(BalloonCollector, ExportsReportingStateAndNothingWithoutABalloon) {
+  auto sys = ScratchRoot("sys-balloon",
+                         {{"bus/virtio/drivers/virtio_balloon/virtio0/features",
+                           "0110010100000000000000000000000010000000\n"},
+                          {"module/page_reporting/parameters/page_reporting_order", "9\n"}});
+  auto families = CollectAll(*MakeBalloonCollector(sys.root()), LocalRoot());
+  const auto* reporting = Find(families, "iodrift_balloon_free_page_reporting");
+  ASSERT_NE(reporting, nullptr);
+  EXPECT_EQ(reporting->metric.at(0).gauge.value, 1);
+  const auto* order = Find(families, "iodrift_balloon_page_reporting_order");
+  ASSERT_NE(order, nullptr);
+  EXPECT_EQ(order->metric.at(0).gauge.value, 9);
+  auto empty = ScratchRoot("sys-none", {{"bus/virtio/drivers/.keep", ""}});
+  EXPECT_TRUE(CollectAll(*MakeBalloonCollector(empty.root()), LocalRoot()).empty());
 }
 
 }  // namespace
