@@ -50,6 +50,7 @@ probes::ProbeEnv MakeProbeEnv(const config::Config& cfg) {
   probes::ProbeEnv env;
   env.proc_root = ProcRoot(cfg.proc_root);
   env.state_dir = cfg.state_dir;
+  env.target_devices = std::make_shared<probes::TargetDevices>();
   const auto& sched = cfg.scheduler;
   env.io_class = sched.io_class == "idle"   ? probes::IoClass::kIdle
                  : sched.io_class == "none" ? probes::IoClass::kUnchanged
@@ -159,6 +160,13 @@ class Daemon {
   int Run() {
     sigset_t signals = BlockHandledSignals();
     PrepareStateDir(cfg_);
+    // Baselines survive restarts within one boot (<state_dir>/baselines, keyed by boot id).
+    if (auto boot = proc::ReadBootState(ProcRoot(cfg_.proc_root))) {
+      store_.EnablePersistence(cfg_.state_dir, boot->boot_id, boot->boot_time_seconds);
+    } else {
+      spdlog::warn("baselines: cannot read boot state ({}); baselines are kept in memory only",
+                   boot.error().message);
+    }
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
     exporter_->AddSource([this](std::vector<prometheus::MetricFamily>& out) {
       AppendProbeFamilies(store_.Snapshot(), out);
@@ -196,6 +204,7 @@ class Daemon {
       break;
     }
     scheduler_.Stop();
+    store_.Flush();
     server_.Stop();
     spdlog::info("stopped");
     return kExitOk;

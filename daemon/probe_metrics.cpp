@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "collectors/common/families.h"
+#include "collectors/probes/drift.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -82,12 +83,34 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                          "rotational; value 1.",
                          MetricType::Gauge);
   auto baseline = MakeFamily("iodrift_probe_baseline_bytes_per_second",
-                             "Post-boot baseline of the probe: median throughput of its first "
-                             "successful runs since the daemon started.",
+                             "Post-boot baseline of the probe: median figure of its first " +
+                                 std::to_string(records.front().baseline_runs_needed) +
+                                 " successful runs without suspect reasons after boot (kept "
+                                 "across daemon restarts within a boot). Bytes/s for cached, "
+                                 "buffered, direct and memory; ops/s for random (read) and "
+                                 "metadata (create).",
                              MetricType::Gauge);
   auto ratio = MakeFamily("iodrift_probe_baseline_ratio",
-                          "Throughput of the last successful run divided by the baseline.",
+                          "Figure of the last successful run divided by the baseline "
+                          "(throughput, or ops/s for random and metadata).",
                           MetricType::Gauge);
+  auto worst = MakeFamily("iodrift_probe_baseline_worst_ratio",
+                          "Lowest baseline ratio of this boot (runs suspect of cache_not_dropped "
+                          "or io_pressure excluded).",
+                          MetricType::Gauge);
+  auto worst_uptime = MakeFamily("iodrift_probe_baseline_worst_uptime_seconds",
+                                 "Uptime at the start of the run with the lowest baseline ratio "
+                                 "of this boot.",
+                                 MetricType::Gauge);
+  auto correlation = MakeFamily(
+      "iodrift_probe_correlation",
+      "Spearman rank correlation between the probe's figure (throughput or ops/s) and a memory "
+      "feature, over the last " + std::to_string(probes::kDriftWindowSize) +
+          " valid runs of this daemon; absent until " +
+          std::to_string(probes::kMinCorrelationPoints) +
+          " runs with the feature known and while the feature or figure is constant. "
+          "Negative: the figure falls as the feature rises.",
+      MetricType::Gauge);
   auto tax = MakeFamily("iodrift_page_cache_tax_ratio",
                         "1 - buffered/direct throughput on the same target, from the last runs of "
                         "both (how much the page-cache path costs).",
@@ -115,11 +138,18 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
       if (r.kind == config::ProbeKind::kBuffered) by_target[r.target].first = *r.throughput_bytes_per_second;
       if (r.kind == config::ProbeKind::kDirect) by_target[r.target].second = *r.throughput_bytes_per_second;
     }
-    if (s.baseline_bytes_per_second && *s.baseline_bytes_per_second > 0) {
-      AddSample(baseline, *s.baseline_bytes_per_second, labels);
-      if (r.success() && r.throughput_bytes_per_second) {
-        AddSample(ratio, *r.throughput_bytes_per_second / *s.baseline_bytes_per_second, labels);
-      }
+    if (s.baseline && *s.baseline > 0) {
+      AddSample(baseline, *s.baseline, labels);
+      if (r.success() && s.baseline_ratio) AddSample(ratio, *s.baseline_ratio, labels);
+    }
+    if (s.worst_ratio) {
+      AddSample(worst, *s.worst_ratio, labels);
+      if (s.uptime_at_worst) AddSample(worst_uptime, *s.uptime_at_worst, labels);
+    }
+    for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
+      if (!s.correlations[f]) continue;
+      AddSample(correlation, *s.correlations[f],
+                With(labels, "feature", std::string(probes::DriftFeatureName(f))));
     }
     if (r.success()) {
       for (const auto& [op, rate] : r.ops_per_second) AddSample(ops, rate, With(labels, "op", op));
@@ -166,7 +196,7 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
     }
   }
   for (auto* family : {&success, &supported, &duration, &last_run, &runs, &read_total, &bytes,
-                       &throughput, &baseline, &ratio, &ops, &latency, &cpu, &context, &suspect, &info, &tax}) {
+                       &throughput, &baseline, &ratio, &worst, &worst_uptime, &correlation, &ops, &latency, &cpu, &context, &suspect, &info, &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -1,6 +1,7 @@
 #include "collectors/probes/context.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "collectors/proc/boot.h"
 #include "collectors/proc/dentry_state.h"
@@ -83,6 +84,21 @@ bool LowFreeMemory(const proc::Meminfo& meminfo, std::uint64_t working_set_bytes
   return *free < working_set_bytes + kLowFreeSlackBytes;
 }
 
+std::optional<double> FragmentationIndex(const proc::Buddyinfo& buddyinfo) {
+  double small = 0;
+  double total = 0;
+  for (const auto& zone : buddyinfo.zones) {
+    for (std::size_t order = 0; order < zone.free_blocks.size() && order < 64; ++order) {
+      const double pages = static_cast<double>(zone.free_blocks[order]) *
+                           std::ldexp(1.0, static_cast<int>(order));
+      total += pages;
+      if (order < kFragmentationOrder) small += pages;
+    }
+  }
+  if (total <= 0) return std::nullopt;
+  return small / total;
+}
+
 RunContext RunContext::Begin(const ProcRoot& root) {
   RunContext ctx;
   ctx.root_ = root;
@@ -93,6 +109,8 @@ RunContext RunContext::Begin(const ProcRoot& root) {
     ctx.dentries_["unused"] = d->unused;
     if (d->negative) ctx.dentries_["negative"] = *d->negative;
   }
+  // One short read (a line per zone): cheap enough for every run.
+  if (auto b = proc::ReadBuddyinfo(root)) ctx.fragmentation_index_ = FragmentationIndex(*b);
   auto pressure = ReadPressureNow(root);
   ctx.pressure_total_us_ = std::move(pressure.totals);
   ctx.io_avg10_ = pressure.io_avg10;
@@ -115,6 +133,7 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
   }
   result.uptime_seconds = uptime_;
   result.dentry_state = dentries_;
+  result.fragmentation_index = fragmentation_index_;
 
   const auto vm_end = TrackedVmstat(root_);
   for (const auto& [name, before] : vmstat_) {

@@ -1,7 +1,8 @@
 // The memory state next to every probe result: a snapshot at the start of the run and the
 // changes over it, plus the probe thread's CPU time.
 //
-// At Begin(): /proc/meminfo (the fields in ContextFields(), bytes), /proc/uptime,
+// At Begin(): /proc/meminfo (the fields in ContextFields(), bytes), /proc/uptime, /proc/buddyinfo
+// (FragmentationIndex),
 // /proc/sys/fs/dentry-state, /proc/vmstat (the reclaim/compaction/fault counters that
 // IsTrackedVmstatField() selects), PSI io and memory totals and avg10, and
 // getrusage(RUSAGE_THREAD). At Finish(): the deltas of vmstat, PSI and CPU time, written into
@@ -29,12 +30,16 @@
 #include "collectors/common/proc_root.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/probe.h"
+#include "collectors/proc/buddyinfo.h"
 #include "collectors/proc/meminfo.h"
 
 namespace iodrift::probes {
 
 inline constexpr std::uint64_t kLowFreeSlackBytes = 64ull << 20;
 inline constexpr double kPressureSuspectAvg10 = 10.0;
+// Buddy blocks below this order count as fragmented free memory (order 4 = 64 KiB with 4 KiB
+// pages: what THP, large folios and readahead allocations cannot use).
+inline constexpr std::size_t kFragmentationOrder = 4;
 
 // Kernel meminfo names recorded in ProbeResult::context, and the key used there
 // ("Active(file)" → "Active_file", as in iodrift_meminfo_*).
@@ -48,6 +53,10 @@ bool IsTrackedVmstatField(std::string_view name);
 
 // low_free_memory rule (see above); false when MemFree is unknown or working_set_bytes is 0.
 bool LowFreeMemory(const proc::Meminfo& meminfo, std::uint64_t working_set_bytes);
+
+// sum over zones and orders o < kFragmentationOrder of n_o * 2^o, divided by the same sum over
+// all orders (page units cancel). nullopt when no zone has free blocks.
+std::optional<double> FragmentationIndex(const proc::Buddyinfo& buddyinfo);
 
 class RunContext {
  public:
@@ -67,6 +76,7 @@ class RunContext {
   std::optional<double> memory_avg10_;
   std::optional<double> uptime_;
   std::map<std::string, std::uint64_t> dentries_;
+  std::optional<double> fragmentation_index_;
   ThreadCpu cpu_;
 };
 

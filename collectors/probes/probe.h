@@ -81,6 +81,15 @@ struct ProbeResult {
   std::map<std::string, std::uint64_t> dentry_state;  // total, unused, negative at the start
   // PSI stall time over the run, microseconds: io_some, io_full, memory_some, memory_full.
   std::map<std::string, std::uint64_t> pressure_delta_us;
+  // Share of free memory held in buddy blocks below order kFragmentationOrder (/proc/buddyinfo,
+  // all zones, at the start of the run): 0 = free memory in large blocks, 1 = all in small ones.
+  // nullopt when buddyinfo could not be read or no memory is free.
+  std::optional<double> fragmentation_index;
+  // The configured amount per run that a baseline must not mix (drift analysis): spec.size
+  // (bytes; 0 = calibrated) for cached/buffered/direct/memory, spec.files for metadata,
+  // spec.requests for random. Set by RunProbe; nullopt for results made elsewhere (e.g. a
+  // scheduler `skipped`), which then never restart a baseline.
+  std::optional<std::uint64_t> spec_size;
 
   bool success() const { return outcome == Outcome::kOk; }
 };

@@ -12,7 +12,11 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include "collectors/common/proc_root.h"
 
@@ -21,6 +25,25 @@ namespace iodrift::probes {
 // I/O priority of the probe thread (ioprio_set(2)). Only BFQ and mq-deadline honour classes;
 // `none` (NVMe, virtio, loop) ignores them (PROBES.md §2).
 enum class IoClass { kUnchanged, kBestEffort, kIdle };
+
+// The filesystem each directory target was on when iodriftd first probed it. A directory whose
+// filesystem was (lazily) unmounted is a bare directory on the parent filesystem: probing it would
+// measure the wrong disk and write a probe file there. Thread-safe; shared by copies of a ProbeEnv.
+class TargetDevices {
+ public:
+  // Records `device` for `directory` the first time; afterwards returns the recorded device when
+  // it differs from `device`, else nullopt.
+  std::optional<std::uint64_t> CheckOrRecord(const std::string& directory, std::uint64_t device) {
+    std::lock_guard lock(mu_);
+    auto [it, inserted] = devices_.emplace(directory, device);
+    if (inserted || it->second == device) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::uint64_t> devices_;
+};
 
 struct ProbeEnv {
   ProcRoot proc_root;                  // meminfo, vmstat, pressure, uptime, dentry-state
@@ -32,6 +55,8 @@ struct ProbeEnv {
   // Size of the probe file made inside a directory target (the larger of this and spec.size).
   std::uint64_t probe_file_bytes = 128ull << 20;
   std::filesystem::path sys_root = "/sys";  // sysfs, for block queue facts
+  // When set, directory targets must stay on the filesystem they were first seen on.
+  std::shared_ptr<TargetDevices> target_devices;
 };
 
 // Per-run stop conditions, polled by the kinds between system calls. A call blocked in the

@@ -1,5 +1,8 @@
 #include "collectors/probes/runner.h"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <exception>
 
 #include "collectors/probes/buffered.h"
@@ -51,6 +54,22 @@ void RunKind(const config::ProbeSpec& spec, const ProbeEnv& env, const RunContro
   MarkFailed(result, Outcome::kError, "unknown probe kind");
 }
 
+// An error message when a directory target is no longer on the filesystem it was first probed
+// on (see TargetDevices). stat() may block on a hung filesystem: this runs on the probe thread.
+std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec, const ProbeEnv& env) {
+  if (!env.target_devices || spec.target.empty()) return std::nullopt;
+  struct stat st {};
+  if (::stat(spec.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+  auto was = env.target_devices->CheckOrRecord(spec.target, st.st_dev);
+  if (!was) return std::nullopt;
+  auto dev = [](std::uint64_t d) {
+    return std::to_string(major(d)) + ":" + std::to_string(minor(d));
+  };
+  return "target " + spec.target + " is now on device " + dev(st.st_dev) + ", first probed on " +
+         dev(*was) + " (unmounted?); not probing the filesystem underneath. Restart iodriftd to "
+         "accept the new filesystem";
+}
+
 }  // namespace
 
 ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
@@ -58,6 +77,9 @@ ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
   result.name = spec.name;
   result.kind = spec.kind;
   result.target = spec.target;
+  result.spec_size = spec.kind == config::ProbeKind::kMetadata ? spec.files
+                     : spec.kind == config::ProbeKind::kRandom ? spec.requests
+                                                               : spec.size;
   result.outcome = Outcome::kError;
   result.start_time_seconds = WallSeconds();
   const double t0 = MonotonicSeconds();
@@ -70,7 +92,11 @@ ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
     control.deadline_mono = t0 + std::chrono::duration<double>(spec.timeout).count();
   }
   try {
-    RunKind(spec, env, control, result);
+    if (auto moved = DirectoryTargetMoved(spec, env)) {
+      MarkFailed(result, Outcome::kError, *moved);
+    } else {
+      RunKind(spec, env, control, result);
+    }
   } catch (const std::exception& e) {  // bad_alloc and friends: a value, never a crash
     MarkFailed(result, Outcome::kError, std::string("probe failed: ") + e.what());
   } catch (...) {

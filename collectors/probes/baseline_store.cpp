@@ -1,0 +1,438 @@
+#include "collectors/probes/baseline_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+
+#include "collectors/common/proc_root.h"
+#include "collectors/common/text.h"
+
+namespace iodrift::probes {
+namespace {
+
+constexpr const char* kMagic = "iodrift-baselines";
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool HasSuspect(const ProbeResult& r, std::string_view reason) {
+  return std::find(r.suspect.begin(), r.suspect.end(), reason) != r.suspect.end();
+}
+
+std::string Number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string Opt(const std::optional<double>& v) { return v ? Number(*v) : "-"; }
+
+std::string KeyFields(const BaselineKey& k) {
+  return PercentEncode(k.name) + " " + std::string(config::ProbeKindName(k.kind)) + " " +
+         PercentEncode(k.target) + " " + std::to_string(k.size);
+}
+
+std::string Features(const DriftFeatures& f) {
+  std::string out;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (!std::isfinite(f[i])) continue;
+    out += " " + std::string(DriftFeatureName(i)) + "=" + Number(f[i]);
+  }
+  return out;
+}
+
+// Parse helpers: each returns false on anything unexpected.
+bool ParseOpt(std::string_view s, std::optional<double>& out) {
+  if (s == "-") {
+    out.reset();
+    return true;
+  }
+  out = text::ParseDouble(s);
+  return out.has_value();
+}
+
+bool ParseKey(const std::vector<std::string_view>& f, std::size_t at, BaselineKey& key) {
+  if (f.size() < at + 4) return false;
+  auto name = PercentDecode(f[at]);
+  auto kind = config::ParseProbeKind(f[at + 1]);
+  auto target = PercentDecode(f[at + 2]);
+  auto size = text::ParseU64(f[at + 3]);
+  if (!name || name->empty() || !kind || !target || !size) return false;
+  key = BaselineKey{*name, *kind, *target, *size};
+  return true;
+}
+
+bool ParseFeatures(const std::vector<std::string_view>& f, std::size_t at, DriftFeatures& out) {
+  out = UnknownFeatures();
+  for (std::size_t i = at; i < f.size(); ++i) {
+    const auto eq = f[i].find('=');
+    if (eq == std::string_view::npos) return false;
+    auto index = ParseDriftFeatureName(f[i].substr(0, eq));
+    auto value = text::ParseDouble(f[i].substr(eq + 1));
+    // An unknown feature name is a file from another build: refuse rather than guess.
+    if (!index || !value) return false;
+    out[*index] = *value;
+  }
+  return true;
+}
+
+bool IsPlain(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '~' || c == '/' || c == ':' || c == '@' || c == '+' || c == '-';
+}
+
+double WallSecondsNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+BaselineKey KeyOf(const ProbeResult& result) {
+  return BaselineKey{result.name, result.kind, result.target, result.spec_size.value_or(0)};
+}
+
+bool CountsForBaseline(const ProbeResult& result) {
+  return DriftFigure(result).has_value() && result.suspect.empty();
+}
+
+bool CountsForWorst(const ProbeResult& result) {
+  return DriftFigure(result).has_value() && !HasSuspect(result, "cache_not_dropped") &&
+         !HasSuspect(result, "io_pressure");
+}
+
+BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
+                              std::size_t runs_needed) {
+  BaselineUpdate update;
+  const BaselineKey key = KeyOf(result);
+  if (pb.key.name.empty()) {
+    pb.key = key;
+  } else if (pb.key.name != key.name || pb.key.kind != key.kind || pb.key.target != key.target ||
+             (result.spec_size && pb.key.size != key.size)) {
+    pb = ProbeBaseline{};
+    pb.key = key;
+    update.restarted = true;
+    update.changed = true;
+  }
+  const auto figure = DriftFigure(result);
+  if (!figure) return update;
+  if (!pb.baseline && CountsForBaseline(result)) {
+    pb.samples.push_back(*figure);
+    pb.sample_features.push_back(ExtractDriftFeatures(result));
+    update.changed = true;
+    if (pb.samples.size() >= std::max<std::size_t>(runs_needed, 1)) {
+      pb.baseline = Median(pb.samples);
+      for (std::size_t f = 0; f < kDriftFeatureCount; ++f) {
+        std::vector<double> values;
+        for (const auto& features : pb.sample_features) {
+          if (std::isfinite(features[f])) values.push_back(features[f]);
+        }
+        pb.baseline_features[f] = values.empty() ? UnknownFeatures()[f] : Median(values);
+      }
+      pb.samples.clear();
+      pb.sample_features.clear();
+      update.ratio = *figure / *pb.baseline;
+      return update;  // the run that forms the baseline does not set the worst ratio
+    }
+  }
+  if (pb.baseline && *pb.baseline > 0) {
+    update.ratio = *figure / *pb.baseline;
+    if (CountsForWorst(result) && (!pb.worst_ratio || *update.ratio < *pb.worst_ratio)) {
+      pb.worst_ratio = update.ratio;
+      pb.uptime_at_worst = result.uptime_seconds;
+      update.changed = true;
+    }
+  }
+  return update;
+}
+
+BaselineState ForBoot(BaselineState loaded, const std::string& boot_id,
+                      std::uint64_t boot_time_seconds) {
+  if (loaded.boot_id == boot_id) {
+    if (loaded.boot_time_seconds == 0) loaded.boot_time_seconds = boot_time_seconds;
+    return loaded;
+  }
+  BaselineState fresh;
+  fresh.boot_id = boot_id;
+  fresh.boot_time_seconds = boot_time_seconds;
+  fresh.history = std::move(loaded.history);
+  if (!loaded.boot_id.empty()) {
+    PastBoot past;
+    past.boot_id = loaded.boot_id;
+    past.boot_time_seconds = loaded.boot_time_seconds;
+    for (const auto& [name, pb] : loaded.probes) {
+      past.probes.push_back(PastProbe{pb.key, pb.baseline, pb.worst_ratio, pb.uptime_at_worst});
+    }
+    fresh.history.push_back(std::move(past));
+  }
+  if (fresh.history.size() > kMaxBootHistory) {
+    fresh.history.erase(fresh.history.begin(),
+                        fresh.history.end() - static_cast<std::ptrdiff_t>(kMaxBootHistory));
+  }
+  return fresh;
+}
+
+std::string PercentEncode(std::string_view s) {
+  if (s.empty()) return "-";
+  if (s == "-") return "%2D";
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (IsPlain(c)) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> PercentDecode(std::string_view s) {
+  if (s == "-") return std::string();
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%') {
+      if (i + 2 >= s.size()) return std::nullopt;
+      const int hi = hex(s[i + 1]);
+      const int lo = hex(s[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (IsPlain(static_cast<unsigned char>(s[i]))) {
+      out.push_back(s[i]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+std::string SerializeBaselineState(const BaselineState& state) {
+  std::vector<std::string> lines;
+  lines.push_back(std::string(kMagic) + " " + std::to_string(kBaselineFileVersion));
+  lines.push_back("boot " + PercentEncode(state.boot_id) + " " +
+                  std::to_string(state.boot_time_seconds));
+  for (const auto& [name, pb] : state.probes) {
+    lines.push_back("probe " + KeyFields(pb.key) + " " + Opt(pb.baseline) + " " +
+                    Opt(pb.worst_ratio) + " " + Opt(pb.uptime_at_worst));
+    if (pb.baseline)
+      lines.push_back("bfeat " + PercentEncode(pb.key.name) + Features(pb.baseline_features));
+    for (std::size_t i = 0; i < pb.samples.size(); ++i) {
+      const DriftFeatures f =
+          i < pb.sample_features.size() ? pb.sample_features[i] : UnknownFeatures();
+      lines.push_back("sample " + PercentEncode(pb.key.name) + " " + Number(pb.samples[i]) +
+                      Features(f));
+    }
+  }
+  for (const auto& past : state.history) {
+    lines.push_back("past " + PercentEncode(past.boot_id) + " " +
+                    std::to_string(past.boot_time_seconds));
+    for (const auto& p : past.probes) {
+      lines.push_back("pastprobe " + KeyFields(p.key) + " " + Opt(p.baseline) + " " +
+                      Opt(p.worst_ratio) + " " + Opt(p.uptime_at_worst));
+    }
+  }
+  std::string out;
+  for (const auto& line : lines) out += line + "\n";
+  out += "end " + std::to_string(lines.size()) + "\n";
+  return out;
+}
+
+Expected<BaselineState> ParseBaselineState(std::string_view input) {
+  auto bad = [](std::size_t line, const std::string& what) {
+    return Fail(EINVAL, "line " + std::to_string(line) + ": " + what);
+  };
+  const auto lines = text::Lines(input);
+  BaselineState state;
+  bool have_boot = false;
+  bool ended = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::size_t no = i + 1;
+    const std::string_view line = lines[i];
+    if (ended) {
+      if (!line.empty() || i + 1 != lines.size()) return bad(no, "text after the end line");
+      continue;
+    }
+    const auto f = text::Fields(line);
+    if (f.empty()) return bad(no, "empty line");
+    if (i == 0) {
+      if (f.size() != 2 || f[0] != kMagic) return bad(no, "not an iodrift baselines file");
+      if (f[1] != std::to_string(kBaselineFileVersion)) {
+        return bad(no, "version " + std::string(f[1]) + ", this build reads version " +
+                           std::to_string(kBaselineFileVersion));
+      }
+      continue;
+    }
+    const std::string_view type = f[0];
+    if (type == "end") {
+      auto n = f.size() == 2 ? text::ParseU64(f[1]) : std::nullopt;
+      if (!n || *n != i) return bad(no, "end line does not match the number of lines");
+      ended = true;
+      continue;
+    }
+    if (type == "boot") {
+      if (have_boot || f.size() != 3) return bad(no, "bad boot line");
+      auto id = PercentDecode(f[1]);
+      auto time = text::ParseU64(f[2]);
+      if (!id || !time) return bad(no, "bad boot line");
+      state.boot_id = *id;
+      state.boot_time_seconds = *time;
+      have_boot = true;
+      continue;
+    }
+    if (!have_boot) return bad(no, "expected the boot line");
+    if (type == "probe") {
+      ProbeBaseline pb;
+      if (f.size() != 8 || !ParseKey(f, 1, pb.key) || !ParseOpt(f[5], pb.baseline) ||
+          !ParseOpt(f[6], pb.worst_ratio) || !ParseOpt(f[7], pb.uptime_at_worst)) {
+        return bad(no, "bad probe line");
+      }
+      if (state.probes.count(pb.key.name)) return bad(no, "probe repeated");
+      state.probes[pb.key.name] = std::move(pb);
+    } else if (type == "bfeat" || type == "sample") {
+      const std::size_t first_feature = type == "bfeat" ? 2 : 3;
+      auto name = f.size() >= first_feature ? PercentDecode(f[1]) : std::nullopt;
+      auto it = name ? state.probes.find(*name) : state.probes.end();
+      if (it == state.probes.end()) return bad(no, "features of an unknown probe");
+      DriftFeatures features;
+      if (!ParseFeatures(f, first_feature, features)) return bad(no, "bad features");
+      if (type == "bfeat") {
+        it->second.baseline_features = features;
+      } else {
+        auto figure = text::ParseDouble(f[2]);
+        if (!figure) return bad(no, "bad sample");
+        it->second.samples.push_back(*figure);
+        it->second.sample_features.push_back(features);
+      }
+    } else if (type == "past") {
+      PastBoot past;
+      auto id = f.size() == 3 ? PercentDecode(f[1]) : std::nullopt;
+      auto time = f.size() == 3 ? text::ParseU64(f[2]) : std::nullopt;
+      if (!id || !time) return bad(no, "bad past line");
+      past.boot_id = *id;
+      past.boot_time_seconds = *time;
+      state.history.push_back(std::move(past));
+    } else if (type == "pastprobe") {
+      PastProbe p;
+      if (state.history.empty()) return bad(no, "pastprobe before any past line");
+      if (f.size() != 8 || !ParseKey(f, 1, p.key) || !ParseOpt(f[5], p.baseline) ||
+          !ParseOpt(f[6], p.worst_ratio) || !ParseOpt(f[7], p.uptime_at_worst)) {
+        return bad(no, "bad pastprobe line");
+      }
+      state.history.back().probes.push_back(std::move(p));
+    } else {
+      return bad(no, "unknown line type '" + std::string(type) + "'");
+    }
+  }
+  if (!ended || input.back() != '\n') {
+    return bad(lines.size(), "no complete end line (the file is truncated)");
+  }
+  return state;
+}
+
+Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::string& name,
+                                   std::string_view contents) {
+  const std::string path = (dir / name).string();
+  const std::string tmp = path + ".tmp";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail(errno, SystemErrorMessage("create " + tmp, errno));
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      close(fd);
+      unlink(tmp.c_str());
+      return Fail(err, SystemErrorMessage("write " + tmp, err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (fsync(fd) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return Fail(err, SystemErrorMessage("fsync " + tmp, err));
+  }
+  if (close(fd) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    return Fail(err, SystemErrorMessage("close " + tmp, err));
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    return Fail(err, SystemErrorMessage("rename " + tmp + " to " + path, err));
+  }
+  // The rename is durable only once the directory entry is on disk.
+  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return Fail(errno, SystemErrorMessage("open " + dir.string(), errno));
+  const int rc = fsync(dfd);
+  const int err = errno;
+  close(dfd);
+  if (rc != 0) return Fail(err, SystemErrorMessage("fsync " + dir.string(), err));
+  return {};
+}
+
+LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
+                              std::uint64_t boot_time_seconds) {
+  LoadedBaselines out;
+  const std::filesystem::path path = dir / kBaselineFileName;
+  std::error_code ec;
+  // A temporary file left by a write that a crash cut short; the real file is intact.
+  std::filesystem::remove(path.string() + ".tmp", ec);
+  BaselineState loaded;
+  auto text = ReadWholeFile(path, kMaxBaselineFileBytes);
+  if (!text) {
+    // ENOTDIR: the state dir is not a directory; the save that follows says so once.
+    if (text.error().code != ENOENT && text.error().code != ENOTDIR) {
+      spdlog::warn("baselines: {}; starting fresh baselines", text.error().message);
+    }
+  } else if (auto parsed = ParseBaselineState(*text); !parsed) {
+    const auto stamp = static_cast<long long>(WallSecondsNow());
+    std::string aside = path.string() + ".corrupt-" + std::to_string(stamp);
+    // Never overwrite an earlier set-aside file (two corrupt files within one second).
+    for (int n = 1; std::filesystem::exists(aside, ec) && n < 1000; ++n) {
+      aside = path.string() + ".corrupt-" + std::to_string(stamp) + "." + std::to_string(n);
+    }
+    std::filesystem::rename(path, aside, ec);
+    if (ec) {
+      spdlog::warn("baselines: {} is unreadable ({}) and cannot be set aside: {}; starting fresh",
+                   path.string(), parsed.error().message, ec.message());
+    } else {
+      spdlog::warn("baselines: {} is unreadable ({}); set aside as {}; starting fresh",
+                   path.string(), parsed.error().message, aside);
+      out.set_aside = true;
+      out.corrupt_path = aside;
+    }
+  } else {
+    loaded = std::move(*parsed);
+  }
+  out.state = ForBoot(std::move(loaded), boot_id, boot_time_seconds);
+  return out;
+}
+
+Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineState& state) {
+  return WriteFileAtomically(dir, kBaselineFileName, SerializeBaselineState(state));
+}
+
+}  // namespace iodrift::probes

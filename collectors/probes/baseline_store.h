@@ -1,0 +1,156 @@
+// Per-boot probe baselines that survive daemon restarts: the pure rules (what counts, when a
+// baseline forms, what a new boot does), the state file's text format, and the crash-safe file
+// I/O — in that order, so the first two are tested on values and strings alone.
+//
+// Baseline. Per probe, the median of the DriftFigure (drift.h: bytes/s for throughput kinds,
+// ops/s for random and metadata) of its first `runs_needed` (default kDefaultBaselineRuns)
+// successful runs after boot that carry no suspect reason. The baseline belongs to a key
+// (probe name, kind, target, configured size): a result with another key restarts it, so a
+// baseline never compares two different measurements. Once the baseline exists, every successful
+// run whose figure is valid (suspect reasons cache_not_dropped and io_pressure make it invalid;
+// the memory ones are the drift being measured and count) updates the worst ratio of the boot.
+//
+// State file `<state_dir>/baselines`, version 1, one record per line, fields separated by one
+// space, strings percent-encoded (every byte outside [A-Za-z0-9._~/:@+-] as %XX), numbers in
+// "%.17g", "-" for none:
+//   iodrift-baselines 1
+//   boot BOOT_ID BOOT_TIME
+//   probe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST
+//   bfeat NAME FEATURE=VALUE...              (features at baseline time; after its probe line)
+//   sample NAME FIGURE FEATURE=VALUE...      (runs counted so far while the baseline forms)
+//   past BOOT_ID BOOT_TIME                   (one previous boot, oldest first, at most 50)
+//   pastprobe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST   (after its past line)
+//   end N                                    (N = number of lines before this one)
+// A file that does not parse exactly (unknown line, wrong version, missing `end`, count
+// mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-<epoch>` and replaced.
+//
+// Thread-safety: plain values and free functions; the file functions must not run concurrently
+// on the same state dir (ResultStore serialises them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/common/error.h"
+#include "collectors/probes/drift.h"
+#include "collectors/probes/probe.h"
+
+namespace iodrift::probes {
+
+// Runs that form a baseline. 5 keeps one slow outlier (and even two) out of the median; with
+// the default intervals (5–10 min) a baseline exists within the first hour after boot.
+inline constexpr std::size_t kDefaultBaselineRuns = 5;
+inline constexpr std::size_t kMaxBootHistory = 50;
+inline constexpr int kBaselineFileVersion = 1;
+inline constexpr const char* kBaselineFileName = "baselines";
+inline constexpr std::size_t kMaxBaselineFileBytes = 16u << 20;
+
+struct BaselineKey {
+  std::string name;
+  config::ProbeKind kind = config::ProbeKind::kCached;
+  std::string target;
+  std::uint64_t size = 0;  // ProbeResult::spec_size
+
+  bool operator==(const BaselineKey&) const = default;
+};
+
+// The key of `result` (spec_size nullopt reads as 0).
+BaselineKey KeyOf(const ProbeResult& result);
+
+// One probe in the current boot.
+struct ProbeBaseline {
+  BaselineKey key;
+  std::vector<double> samples;                 // figures counted so far, until the baseline forms
+  std::vector<DriftFeatures> sample_features;  // parallel to samples
+  std::optional<double> baseline;
+  DriftFeatures baseline_features = UnknownFeatures();  // per feature median over those runs
+  std::optional<double> worst_ratio;
+  std::optional<double> uptime_at_worst;  // uptime (s) at the start of the worst run
+};
+
+struct PastProbe {
+  BaselineKey key;
+  std::optional<double> baseline;
+  std::optional<double> worst_ratio;
+  std::optional<double> uptime_at_worst;
+};
+
+struct PastBoot {
+  std::string boot_id;
+  std::uint64_t boot_time_seconds = 0;
+  std::vector<PastProbe> probes;
+};
+
+struct BaselineState {
+  std::string boot_id;
+  std::uint64_t boot_time_seconds = 0;
+  std::map<std::string, ProbeBaseline> probes;  // by probe name
+  std::vector<PastBoot> history;                // oldest first, at most kMaxBootHistory
+};
+
+// --- Pure rules -----------------------------------------------------------------------------
+
+// Whether a successful result may form a baseline: a DriftFigure and no suspect reason.
+bool CountsForBaseline(const ProbeResult& result);
+// Whether it may set the worst ratio: a DriftFigure and neither cache_not_dropped nor
+// io_pressure.
+bool CountsForWorst(const ProbeResult& result);
+
+// What UpdateBaseline changed.
+struct BaselineUpdate {
+  bool changed = false;         // anything persisted changed (a sample, the baseline, the worst)
+  bool restarted = false;       // the key differed: the previous baseline was dropped
+  std::optional<double> ratio;  // figure / baseline of this result, when both exist
+};
+
+// Applies one result to `pb` (a default ProbeBaseline for a probe never seen). A different key
+// restarts `pb` first — unless result.spec_size is nullopt and only the size would differ.
+BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
+                              std::size_t runs_needed = kDefaultBaselineRuns);
+
+// The state for boot `boot_id`: `loaded` unchanged when it belongs to that boot; otherwise the
+// loaded boot's summary appended to its history (trimmed to kMaxBootHistory; a loaded state with
+// an empty boot id adds nothing) and no probes.
+BaselineState ForBoot(BaselineState loaded, const std::string& boot_id,
+                      std::uint64_t boot_time_seconds);
+
+// --- The text format --------------------------------------------------------------------------
+
+std::string PercentEncode(std::string_view s);
+std::optional<std::string> PercentDecode(std::string_view s);
+
+std::string SerializeBaselineState(const BaselineState& state);
+// Fails with EINVAL and "line N: what" on anything but an exact version-1 file.
+Expected<BaselineState> ParseBaselineState(std::string_view text);
+
+// --- Files ------------------------------------------------------------------------------------
+
+// Writes `contents` to dir/name crash-safely: dir/name.tmp (created 0644, truncated), write,
+// fsync, rename over dir/name, fsync dir. On failure the old file is intact and the temporary
+// file removed when possible. Blocks for the fsyncs.
+Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::string& name,
+                                   std::string_view contents);
+
+struct LoadedBaselines {
+  BaselineState state;     // ForBoot() already applied
+  bool set_aside = false;  // a corrupt file was renamed to corrupt_path
+  std::string corrupt_path;
+};
+
+// Reads dir/baselines for boot `boot_id`. A missing file gives a fresh state; a corrupt one is
+// logged (warn), renamed to baselines.corrupt-<epoch> (never deleted) and gives a fresh state; a
+// leftover baselines.tmp (a write cut short by a crash) is removed. Never fails: an unreadable
+// file is logged and treated as missing.
+LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
+                              std::uint64_t boot_time_seconds);
+
+// SerializeBaselineState + WriteFileAtomically to dir/baselines.
+Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineState& state);
+
+}  // namespace iodrift::probes

@@ -1,0 +1,122 @@
+// Drift analysis, pure part: which figure of a probe result is compared with its baseline, which
+// memory-state features are taken from the same result, a bounded window of (figure, features)
+// per probe, Spearman rank correlation over that window, and the `explain` text.
+//
+// Every probe result carries the memory state of its own moment (probe.h), so the correlation is
+// exact: each figure is paired with the state at the start of (or the change during) its own run,
+// not with a scrape that happened seconds away. result_store.h keeps one DriftWindow per probe
+// and the baselines (baseline_store.h); daemon/probe_metrics.cpp exports the correlations as
+// iodrift_probe_correlation{probe,kind,target,feature}.
+//
+// Features (DriftFeatureName; NaN when the result lacks the input):
+//   uptime_seconds          /proc/uptime at the start of the run
+//   mem_free_bytes          MemFree at the start
+//   cached_bytes            Cached at the start
+//   sreclaimable_bytes      SReclaimable at the start
+//   sunreclaim_bytes        SUnreclaim at the start
+//   dirty_writeback_bytes   Dirty + Writeback at the start
+//   fragmentation_index     share of free memory in buddy blocks below order 4 at the start
+//                           (context.h FragmentationIndex)
+//   psi_memory_stall_ratio  PSI memory "some" stall during the run / run duration
+//   psi_io_stall_ratio      PSI io "some" stall during the run / run duration
+//   reclaim_pages           sum of the pgscan_* and pgsteal_* deltas over the run
+//   dentries_negative       negative dentries (/proc/sys/fs/dentry-state) at the start
+//
+// Thread-safety: pure functions and plain values.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/probes/probe.h"
+
+namespace iodrift::probes {
+
+enum class DriftFeature {
+  kUptime,
+  kMemFree,
+  kCached,
+  kSReclaimable,
+  kSUnreclaim,
+  kDirtyWriteback,
+  kFragmentation,
+  kPsiMemory,
+  kPsiIo,
+  kReclaim,
+  kDentriesNegative,
+};
+inline constexpr std::size_t kDriftFeatureCount = 11;
+
+// Results kept per probe for the correlation (the `window` in the metric's HELP).
+inline constexpr std::size_t kDriftWindowSize = 64;
+// Fewer finite (figure, feature) pairs than this give no correlation: with 8 points a rank
+// correlation of ±0.74 is needed for p < 0.05; fewer points mean next to nothing.
+inline constexpr std::size_t kMinCorrelationPoints = 8;
+
+using DriftFeatures = std::array<double, kDriftFeatureCount>;  // NaN = unknown
+using DriftCorrelations = std::array<std::optional<double>, kDriftFeatureCount>;
+
+// "uptime_seconds", "mem_free_bytes", ... (the `feature` label; see the table above).
+std::string_view DriftFeatureName(std::size_t index);
+std::optional<std::size_t> ParseDriftFeatureName(std::string_view name);
+
+// All features NaN.
+DriftFeatures UnknownFeatures();
+
+// The figure a probe's baseline is made of: throughput (bytes/s) for cached, buffered, direct and
+// memory; ops_per_second["read"] for random; ops_per_second["create"] for metadata. nullopt when
+// the result did not succeed or lacks the figure, or the figure is not finite and positive.
+std::optional<double> DriftFigure(const ProbeResult& result);
+// "bytes/s" or "ops/s".
+std::string_view DriftFigureUnit(config::ProbeKind kind);
+bool IsThroughputKind(config::ProbeKind kind);
+
+DriftFeatures ExtractDriftFeatures(const ProbeResult& result);
+
+// Average ranks (1-based; tied values share the mean of their ranks).
+std::vector<double> AverageRanks(std::span<const double> values);
+
+// Spearman's rho: the Pearson correlation of the average ranks of the pairs in which both values
+// are finite. nullopt for fewer than kMinCorrelationPoints such pairs, for a constant series, or
+// when xs and ys differ in length.
+std::optional<double> Spearman(std::span<const double> xs, std::span<const double> ys);
+
+struct DriftSample {
+  double figure = 0;
+  DriftFeatures features = UnknownFeatures();
+};
+
+// The last `capacity` samples of one probe, oldest first.
+class DriftWindow {
+ public:
+  DriftWindow() = default;
+  explicit DriftWindow(std::size_t capacity) : capacity_(capacity) {}
+
+  void Add(const DriftSample& sample);
+  void Clear() { samples_.clear(); }
+  std::size_t size() const { return samples_.size(); }
+  std::size_t capacity() const { return capacity_; }
+  const std::deque<DriftSample>& samples() const { return samples_; }
+
+  // Spearman(figure, feature) for every feature (nullopt where Spearman gives none).
+  DriftCorrelations Correlations() const;
+
+ private:
+  std::size_t capacity_ = kDriftWindowSize;
+  std::deque<DriftSample> samples_;
+};
+
+struct ProbeRecord;  // result_store.h
+
+// A one-screen answer for an operator: the last figure, the ratio to the baseline (and how the
+// baseline was formed), the worst ratio of this boot, then the features ranked by |rho| with
+// their current value and their value at baseline time. Pure; never fails (says what is missing).
+std::string ExplainProbe(const ProbeRecord& record, const DriftWindow& window);
+
+}  // namespace iodrift::probes

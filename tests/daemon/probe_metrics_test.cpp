@@ -1,0 +1,95 @@
+// The drift families of daemon/probe_metrics.cpp: baseline and ratio (bytes/s and ops/s), worst
+// ratio, and iodrift_probe_correlation, suppressed until the window holds enough points.
+#include "daemon/probe_metrics.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "collectors/probes/result_store.h"
+
+namespace iodrift::daemon {
+namespace {
+
+using probes::ProbeResult;
+
+ProbeResult Random(double iops, double slab, double uptime) {
+  ProbeResult r;
+  r.name = "disk-random";
+  r.kind = config::ProbeKind::kRandom;
+  r.target = "/dev/vda";
+  r.outcome = probes::Outcome::kOk;
+  r.spec_size = 64;
+  r.duration_seconds = 1;
+  r.ops_per_second["read"] = iops;
+  r.uptime_seconds = uptime;
+  r.context["SUnreclaim"] = static_cast<std::uint64_t>(slab);
+  return r;
+}
+
+const prometheus::MetricFamily* Find(const std::vector<prometheus::MetricFamily>& families,
+                                     const std::string& name) {
+  auto it =
+      std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.name == name; });
+  return it == families.end() ? nullptr : &*it;
+}
+
+std::string Label(const prometheus::ClientMetric& m, const std::string& name) {
+  for (const auto& l : m.label) {
+    if (l.name == name) return l.value;
+  }
+  return "";
+}
+
+TEST(AppendProbeFamilies, ExportsOpsBaselinesRatiosAndWorst) {
+  probes::ResultStore store;
+  for (int i = 0; i < 5; ++i) store.Record(Random(1000, 1e6, 10.0 * i));
+  store.Record(Random(400, 2e6, 3600));
+  std::vector<prometheus::MetricFamily> out;
+  AppendProbeFamilies(store.Snapshot(), out);
+  const auto* baseline = Find(out, "iodrift_probe_baseline_bytes_per_second");
+  ASSERT_NE(baseline, nullptr);
+  EXPECT_NE(baseline->help.find("ops/s for random"), std::string::npos);
+  EXPECT_EQ(baseline->metric.at(0).gauge.value, 1000);
+  const auto* ratio = Find(out, "iodrift_probe_baseline_ratio");
+  ASSERT_NE(ratio, nullptr);
+  EXPECT_DOUBLE_EQ(ratio->metric.at(0).gauge.value, 0.4);
+  const auto* worst = Find(out, "iodrift_probe_baseline_worst_ratio");
+  ASSERT_NE(worst, nullptr);
+  EXPECT_DOUBLE_EQ(worst->metric.at(0).gauge.value, 0.4);
+  const auto* at = Find(out, "iodrift_probe_baseline_worst_uptime_seconds");
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(at->metric.at(0).gauge.value, 3600);
+}
+
+TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints) {
+  probes::ResultStore store;
+  for (std::size_t i = 0; i + 1 < probes::kMinCorrelationPoints; ++i) {
+    store.Record(Random(1000 - 10.0 * i, 1e6 * (1 + i), 60.0 * i));
+  }
+  std::vector<prometheus::MetricFamily> out;
+  AppendProbeFamilies(store.Snapshot(), out);
+  EXPECT_EQ(Find(out, "iodrift_probe_correlation"), nullptr);
+
+  store.Record(Random(1, 1e9, 1e5));
+  out.clear();
+  AppendProbeFamilies(store.Snapshot(), out);
+  const auto* corr = Find(out, "iodrift_probe_correlation");
+  ASSERT_NE(corr, nullptr);
+  EXPECT_NE(corr->help.find("last " + std::to_string(probes::kDriftWindowSize)), std::string::npos);
+  bool slab = false;
+  for (const auto& m : corr->metric) {
+    EXPECT_EQ(Label(m, "probe"), "disk-random");
+    EXPECT_EQ(Label(m, "kind"), "random");
+    EXPECT_EQ(Label(m, "target"), "/dev/vda");
+    if (Label(m, "feature") == "sunreclaim_bytes") {
+      slab = true;
+      EXPECT_DOUBLE_EQ(m.gauge.value, -1.0);
+    }
+    EXPECT_NE(Label(m, "feature"), "mem_free_bytes");  // never known: suppressed
+  }
+  EXPECT_TRUE(slab);
+}
+
+}  // namespace
+}  // namespace iodrift::daemon

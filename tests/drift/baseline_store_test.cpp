@@ -1,0 +1,343 @@
+// Baselines that survive restarts: the pure rules, the state file's format, and ResultStore with
+// persistence on a real directory (restart, new boot, changed size, corrupt and truncated files,
+// a write cut short by kill -9, a state dir that cannot be written).
+#include "collectors/probes/baseline_store.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "collectors/probes/result_store.h"
+#include "tests/probes/probe_test_util.h"
+
+namespace iodrift::probes {
+namespace {
+
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+ProbeResult Result(double throughput, std::uint64_t size = 64ull << 20, double uptime = 100) {
+  ProbeResult r;
+  r.name = "disk buffered";  // a space: names and targets are percent-encoded
+  r.kind = config::ProbeKind::kBuffered;
+  r.target = "/srv/data 100%/probe";
+  r.outcome = Outcome::kOk;
+  r.spec_size = size;
+  r.duration_seconds = 1;
+  r.throughput_bytes_per_second = throughput;
+  r.uptime_seconds = uptime;
+  r.context["SUnreclaim"] = static_cast<std::uint64_t>(throughput / 10);
+  return r;
+}
+
+std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Put(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::vector<std::string> CorruptFiles(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const auto name = e.path().filename().string();
+    if (name.rfind("baselines.corrupt-", 0) == 0) out.push_back(name);
+  }
+  return out;
+}
+
+TEST(UpdateBaseline, IsTheMedianOfTheFirstCleanRunsAndSkipsSuspectOnes) {
+  ProbeBaseline pb;
+  for (double t : {100.0, 300.0, 200.0, 500.0}) EXPECT_TRUE(UpdateBaseline(pb, Result(t)).changed);
+  ProbeResult suspect = Result(1.0);
+  suspect.suspect = {"cache_not_dropped"};
+  EXPECT_FALSE(UpdateBaseline(pb, suspect).changed);
+  ProbeResult failed = Result(1.0);
+  failed.outcome = Outcome::kError;
+  EXPECT_FALSE(UpdateBaseline(pb, failed).changed);
+  EXPECT_FALSE(pb.baseline);
+  auto update = UpdateBaseline(pb, Result(400));
+  ASSERT_TRUE(pb.baseline);
+  EXPECT_EQ(*pb.baseline, 300);  // median of 100 300 200 500 400
+  EXPECT_EQ(pb.baseline_features[static_cast<std::size_t>(DriftFeature::kSUnreclaim)], 30);
+  EXPECT_NEAR(*update.ratio, 400.0 / 300, 1e-12);
+  EXPECT_FALSE(pb.worst_ratio);  // the forming run does not count as worst
+  EXPECT_TRUE(pb.samples.empty());
+
+  update = UpdateBaseline(pb, Result(150, 64ull << 20, 86400));
+  EXPECT_TRUE(update.changed);
+  EXPECT_EQ(pb.worst_ratio, 0.5);
+  EXPECT_EQ(pb.uptime_at_worst, 86400);
+  EXPECT_FALSE(UpdateBaseline(pb, Result(240)).changed);  // 0.8 is not worse
+  ProbeResult memory_suspect = Result(30);
+  memory_suspect.suspect = {"low_free_memory"};  // the drift itself: counts for the worst
+  UpdateBaseline(pb, memory_suspect);
+  EXPECT_EQ(pb.worst_ratio, 0.1);
+  ProbeResult io_suspect = Result(3);
+  io_suspect.suspect = {"io_pressure"};  // someone else's I/O: does not
+  UpdateBaseline(pb, io_suspect);
+  EXPECT_EQ(pb.worst_ratio, 0.1);
+}
+
+TEST(UpdateBaseline, RestartsWhenKindTargetOrSizeChanges) {
+  ProbeBaseline pb;
+  for (int i = 0; i < 5; ++i) UpdateBaseline(pb, Result(100));
+  ASSERT_TRUE(pb.baseline);
+  ProbeResult bare = Result(100, 0);
+  bare.spec_size.reset();  // a result without a size (scheduler `skipped`) keeps it
+  bare.outcome = Outcome::kSkipped;
+  EXPECT_FALSE(UpdateBaseline(pb, bare).restarted);
+  EXPECT_TRUE(UpdateBaseline(pb, Result(100, 1ull << 30)).restarted);
+  EXPECT_FALSE(pb.baseline);
+  EXPECT_EQ(pb.key.size, 1ull << 30);
+  ProbeResult other = Result(100, 1ull << 30);
+  other.target = "/elsewhere";
+  EXPECT_TRUE(UpdateBaseline(pb, other).restarted);
+}
+
+TEST(ForBoot, KeepsTheSameBootAndMovesAnotherToTheHistory) {
+  BaselineState s;
+  s.boot_id = "boot-a";
+  s.boot_time_seconds = 1000;
+  UpdateBaseline(s.probes["disk buffered"], Result(100));
+  s.probes["disk buffered"].baseline = 100;
+  s.probes["disk buffered"].worst_ratio = 0.6;
+  s.probes["disk buffered"].uptime_at_worst = 2.6e6;
+  EXPECT_EQ(ForBoot(s, "boot-a", 1000).probes.size(), 1u);
+  BaselineState next = ForBoot(s, "boot-b", 5000);
+  EXPECT_EQ(next.boot_id, "boot-b");
+  EXPECT_TRUE(next.probes.empty());
+  ASSERT_EQ(next.history.size(), 1u);
+  EXPECT_EQ(next.history[0].boot_id, "boot-a");
+  EXPECT_EQ(next.history[0].boot_time_seconds, 1000u);
+  ASSERT_EQ(next.history[0].probes.size(), 1u);
+  EXPECT_EQ(next.history[0].probes[0].worst_ratio, 0.6);
+  EXPECT_EQ(next.history[0].probes[0].uptime_at_worst, 2.6e6);
+  EXPECT_TRUE(ForBoot(BaselineState{}, "boot-a", 1).history.empty());
+}
+
+TEST(ForBoot, KeepsTheLastFiftyBoots) {
+  BaselineState s;
+  for (int i = 0; i < 60; ++i) s = ForBoot(std::move(s), "boot-" + std::to_string(i), i);
+  ASSERT_EQ(s.history.size(), kMaxBootHistory);
+  EXPECT_EQ(s.history.front().boot_id, "boot-9");
+  EXPECT_EQ(s.history.back().boot_id, "boot-58");
+}
+
+TEST(PercentEncode, RoundTripsAnyBytesWithoutSpacesOrNewlines) {
+  for (std::string s :
+       {std::string(""), std::string("-"), std::string("a b%c\nd\t/é"), std::string("\0x", 2)}) {
+    const std::string e = PercentEncode(s);
+    EXPECT_EQ(e.find_first_of(" \n\t"), std::string::npos);
+    EXPECT_FALSE(e.empty());
+    EXPECT_EQ(PercentDecode(e), s);
+  }
+  EXPECT_FALSE(PercentDecode("%4"));
+  EXPECT_FALSE(PercentDecode("%zz"));
+}
+
+TEST(ParseBaselineState, RoundTripsEveryField) {
+  BaselineState s;
+  s.boot_id = "0b6c2e2a-1111-2222-3333-444455556666";
+  s.boot_time_seconds = 1764685000;
+  ProbeBaseline& done = s.probes["disk buffered"];
+  for (int i = 0; i < 5; ++i) UpdateBaseline(done, Result(100 + i));
+  UpdateBaseline(done, Result(50, 64ull << 20, 1234.5));
+  ProbeResult mem = Result(1e10, 0);
+  mem.name = "mem";
+  mem.kind = config::ProbeKind::kMemory;
+  mem.target = "";
+  UpdateBaseline(s.probes["mem"], mem);  // one sample so far
+  s = ForBoot(s, "boot-b", 1764690000);
+  s.probes["mem"] = ProbeBaseline{};
+  UpdateBaseline(s.probes["mem"], mem);
+
+  const std::string text = SerializeBaselineState(s);
+  auto parsed = ParseBaselineState(text);
+  ASSERT_TRUE(parsed) << parsed.error().message << "\n" << text;
+  EXPECT_EQ(SerializeBaselineState(*parsed), text);
+  EXPECT_EQ(parsed->boot_id, "boot-b");
+  ASSERT_EQ(parsed->history.size(), 1u);
+  EXPECT_EQ(parsed->history[0].probes[0].key.target, "/srv/data 100%/probe");
+  EXPECT_EQ(parsed->history[0].probes[0].baseline, 102);
+  EXPECT_EQ(parsed->history[0].probes[0].uptime_at_worst, 1234.5);
+  ASSERT_EQ(parsed->probes.at("mem").samples.size(), 1u);
+  EXPECT_EQ(parsed->probes.at("mem").key.target, "");
+}
+
+TEST(ParseBaselineState, RejectsTruncatedForeignAndGarbageText) {
+  BaselineState s;
+  s.boot_id = "b";
+  for (int i = 0; i < 5; ++i) UpdateBaseline(s.probes["p"], Result(100));
+  const std::string text = SerializeBaselineState(s);
+  ASSERT_TRUE(ParseBaselineState(text));
+  for (std::size_t cut = 0; cut < text.size(); ++cut) {
+    EXPECT_FALSE(ParseBaselineState(text.substr(0, cut))) << "cut at " << cut;
+  }
+  std::string v2 = text;
+  v2.replace(v2.find(" 1\n"), 3, " 2\n");
+  auto foreign = ParseBaselineState(v2);
+  ASSERT_FALSE(foreign);
+  EXPECT_NE(foreign.error().message.find("version 2"), std::string::npos);
+  EXPECT_FALSE(
+      ParseBaselineState("\x7f"
+                         "ELF\x02\x01\x01\0\0\0"));
+  EXPECT_FALSE(ParseBaselineState(text + "probe x\n"));
+}
+
+class PersistentStore : public ::testing::Test {
+ protected:
+  std::unique_ptr<ResultStore> Open(const std::string& boot_id) {
+    auto store = std::make_unique<ResultStore>();
+    store->EnablePersistence(dir_.path(), boot_id, 1764685000, 0s);
+    return store;
+  }
+  std::filesystem::path File() const { return dir_.path() / kBaselineFileName; }
+  TempDir dir_;
+};
+
+TEST_F(PersistentStore, RestartInTheSameBootKeepsTheBaseline) {
+  {
+    auto store = Open("boot-a");
+    for (double t : {100.0, 110.0, 90.0}) store->Record(Result(t));
+  }
+  {
+    auto store = Open("boot-a");  // a restart half way: the samples carry on
+    EXPECT_EQ(store->Baselines().probes.at("disk buffered").samples.size(), 3u);
+    store->Record(Result(120));
+    store->Record(Result(80));
+    auto rec = store->Get("disk buffered");
+    ASSERT_TRUE(rec && rec->baseline);
+    EXPECT_EQ(*rec->baseline, 100);
+    EXPECT_EQ(rec->baseline_bytes_per_second, 100);
+  }
+  auto store = Open("boot-a");
+  store->Record(Result(50, 64ull << 20, 7200));
+  auto rec = store->Get("disk buffered");
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->baseline, 100);
+  EXPECT_EQ(rec->baseline_ratio, 0.5);
+  EXPECT_EQ(rec->worst_ratio, 0.5);
+  EXPECT_EQ(rec->uptime_at_worst, 7200);
+  EXPECT_TRUE(CorruptFiles(dir_.path()).empty());
+}
+
+TEST_F(PersistentStore, ANewBootStartsFreshAndKeepsTheOldOneInTheHistory) {
+  {
+    auto store = Open("boot-a");
+    for (int i = 0; i < 5; ++i) store->Record(Result(100));
+    store->Record(Result(60, 64ull << 20, 3e6));
+  }
+  auto store = Open("boot-b");
+  const BaselineState state = store->Baselines();
+  EXPECT_TRUE(state.probes.empty());
+  ASSERT_EQ(state.history.size(), 1u);
+  EXPECT_EQ(state.history[0].boot_id, "boot-a");
+  ASSERT_EQ(state.history[0].probes.size(), 1u);
+  EXPECT_EQ(state.history[0].probes[0].baseline, 100);
+  EXPECT_EQ(state.history[0].probes[0].worst_ratio, 0.6);
+  store->Record(Result(100));
+  EXPECT_FALSE(store->Get("disk buffered")->baseline);
+  // The move is on disk at once, before any probe completes.
+  EXPECT_NE(Slurp(File()).find("past boot-a"), std::string::npos);
+}
+
+TEST_F(PersistentStore, AChangedSizeRestartsTheBaseline) {
+  auto store = Open("boot-a");
+  for (int i = 0; i < 5; ++i) store->Record(Result(100));
+  ASSERT_TRUE(store->Get("disk buffered")->baseline);
+  store->Record(Result(100, 1ull << 30));
+  auto rec = store->Get("disk buffered");
+  EXPECT_FALSE(rec->baseline);
+  EXPECT_EQ(rec->baseline_samples.size(), 1u);
+  EXPECT_EQ(rec->runs.at(Outcome::kOk), 6u);  // totals are kept: same kind and target
+}
+
+TEST_F(PersistentStore, ATruncatedOrGarbageFileIsSetAsideAndReplaced) {
+  {
+    auto store = Open("boot-a");
+    for (int i = 0; i < 5; ++i) store->Record(Result(100));
+  }
+  const std::string good = Slurp(File());
+  for (const std::string& bad : {good.substr(0, good.size() / 2), std::string("\x01\x02garbage\n"),
+                                 std::string("iodrift-baselines 99\nboot x 1\nend 2\n")}) {
+    for (const auto& name : CorruptFiles(dir_.path())) std::filesystem::remove(dir_.path() / name);
+    Put(File(), bad);
+    auto store = Open("boot-a");
+    const auto aside = CorruptFiles(dir_.path());
+    ASSERT_EQ(aside.size(), 1u);
+    EXPECT_EQ(Slurp(dir_.path() / aside[0]), bad);  // kept for a post-mortem, not deleted
+    EXPECT_TRUE(store->Baselines().probes.empty());
+    EXPECT_TRUE(ParseBaselineState(Slurp(File())));  // replaced by a valid file at once
+    for (int i = 0; i < 5; ++i) store->Record(Result(200));
+    EXPECT_EQ(store->Get("disk buffered")->baseline, 200);  // and the daemon carries on
+  }
+}
+
+TEST_F(PersistentStore, APartialTempFileFromAKilledWriteNeverMakesTheStateUnreadable) {
+  {
+    auto store = Open("boot-a");
+    for (int i = 0; i < 5; ++i) store->Record(Result(100));
+  }
+  const std::string good = Slurp(File());
+  // kill -9 between write() and rename(): the temporary file holds half a state.
+  Put(dir_.path() / (std::string(kBaselineFileName) + ".tmp"), good.substr(0, good.size() / 3));
+  auto store = Open("boot-a");
+  EXPECT_EQ(store->Baselines().probes.at("disk buffered").baseline, 100);
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / (std::string(kBaselineFileName) + ".tmp")));
+  EXPECT_TRUE(CorruptFiles(dir_.path()).empty());
+}
+
+TEST_F(PersistentStore, AnUnwritableStateDirKeepsBaselinesInMemory) {
+  // A regular file where the directory should be: fails for root too.
+  const auto not_a_dir = dir_.path() / "file";
+  Put(not_a_dir, "x");
+  ResultStore store;
+  store.EnablePersistence(not_a_dir, std::string("boot-a"), 1, 0s);
+  for (int i = 0; i < 5; ++i) store.Record(Result(100));
+  store.Flush();
+  EXPECT_EQ(store.Get("disk buffered")->baseline, 100);
+  EXPECT_EQ(Slurp(not_a_dir), "x");
+}
+
+TEST_F(PersistentStore, SavesAtMostOncePerIntervalButFlushWritesEverything) {
+  ResultStore store;
+  store.EnablePersistence(dir_.path(), std::string("boot-a"), 1, std::chrono::hours(1));
+  store.Record(Result(100));  // within the interval of the initial save: not written yet
+  EXPECT_EQ(Slurp(File()).find("sample "), std::string::npos);
+  store.Flush();
+  EXPECT_NE(Slurp(File()).find("sample "), std::string::npos);
+}
+
+TEST(ResultStore, WithoutABootIdStaysInMemory) {
+  TempDir dir;
+  ResultStore store(3);
+  store.EnablePersistence(dir.path(), std::nullopt, std::nullopt);
+  for (double t : {1.0, 2.0, 3.0}) store.Record(Result(t));
+  EXPECT_EQ(store.Get("disk buffered")->baseline, 2);
+  store.Flush();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / kBaselineFileName));
+}
+
+TEST(ResultStore, BaselinesForOpsKindsAreInOpsPerSecond) {
+  ResultStore store;
+  for (int i = 0; i < 5; ++i) {
+    ProbeResult r = Result(0);
+    r.kind = config::ProbeKind::kRandom;
+    r.throughput_bytes_per_second.reset();
+    r.ops_per_second["read"] = 1000 + i;
+    store.Record(r);
+  }
+  auto rec = store.Get("disk buffered");
+  EXPECT_EQ(rec->baseline, 1002);
+  EXPECT_FALSE(rec->baseline_bytes_per_second);
+  EXPECT_EQ(rec->baseline_ratio, 1004.0 / 1002);
+}
+
+}  // namespace
+}  // namespace iodrift::probes

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The filesystem holding a directory target is unmounted (lazily) between runs, then mounted
+again.
+
+Case A, target = a subdirectory of the mount: after `umount -l` the path no longer exists → error
+results naming it; after mounting again → ok.
+Case B, target = the mount point itself: after `umount -l` the path is still a directory — the
+empty mount point on the parent filesystem. Measuring there would report another disk's figures
+under this target's name (and write a probe file of up to 128 MiB onto the parent filesystem), so
+the runs must be errors with a clear message; after mounting again → ok. Nothing iodrift makes
+may appear in the bare mount point.
+
+Needs root, losetup and mkfs.ext4; otherwise exits 77 (skipped).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
+import faultutil as fu  # noqa: E402
+from faultutil import harness  # noqa: E402
+
+if os.geteuid() != 0:
+    harness.skip("needs root (mount)")
+for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
+    if not shutil.which(tool):
+        harness.skip(f"{tool} not found")
+
+IMAGE_BYTES = 320 << 20  # room for the probe file (calibrated sizes go up to 128 MiB)
+NAMES = ["fs-buffered", "fs-metadata"]
+
+
+def run(*cmd):
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        harness.fail(f"{' '.join(cmd)}: {res.stderr.strip()}")
+    return res.stdout
+
+
+def mounted(path):
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)
+
+
+def counts(samples, name):
+    return {r: fu.runs(samples, name, r) for r in ("ok", "error", "timeout", "skipped")}
+
+
+def case(work, image, mnt, target, label):
+    os.makedirs(target, exist_ok=True)
+    config = fu.write_config([
+        {"name": "fs-buffered", "kind": "buffered", "target": target, "interval": "1s",
+         "timeout": "20s", "size": "4MiB"},
+        {"name": "fs-metadata", "kind": "metadata", "target": target, "interval": "1s",
+         "timeout": "20s", "files": 16},
+    ], directory=work)
+    with harness.Daemon("--config", config) as d:
+        def ok_since(base):
+            s, _ = fu.scrape(d)
+            return s if all(fu.runs(s, n, "ok") > base.get(n, 0) for n in NAMES) else None
+
+        samples = fu.wait_for(f"{label}: first ok runs", lambda: ok_since({}), timeout=40)
+        before = {n: counts(samples, n) for n in NAMES}
+
+        run("umount", "-l", mnt)
+        gone_at = time.monotonic()
+        # Let several runs come due on the bare mount point.
+        time.sleep(3.5)
+        samples, _ = fu.scrape(d)
+        during = {n: counts(samples, n) for n in NAMES}
+        made = sorted(os.listdir(mnt)) if os.path.isdir(mnt) else []
+        print(f"{label}: {time.monotonic() - gone_at:.1f} s after umount -l: "
+              f"{ {n: {k: v - before[n][k] for k, v in during[n].items()} for n in NAMES} }; "
+              f"bare mount point holds {made}")
+        log = d.stderr().splitlines()
+        for n in NAMES:
+            ok_while_gone = during[n]["ok"] - before[n]["ok"]
+            errors = during[n]["error"] - before[n]["error"]
+            if ok_while_gone:
+                # Daemon bug (reported to the lead): a directory target does not remember the
+                # filesystem it is on, so after an unmount it measures the parent filesystem.
+                harness.fail(
+                    f"{label}: {n} reported {ok_while_gone:g} ok runs after its filesystem was "
+                    f"unmounted: it measured (and wrote its probe files into) the bare mount "
+                    f"point on the parent filesystem instead of reporting an error")
+            if not errors:
+                harness.fail(f"{label}: {n} recorded no error after the unmount")
+            mine = [line for line in log if f"probe={n} " in line and "result=error" in line]
+            if not mine or target not in mine[-1]:
+                harness.fail(f"{label}: the error of {n} does not name {target}: "
+                             f"{mine[-1] if mine else 'no error logged'}")
+            print(f"  {mine[-1].split('error=', 1)[-1]}")
+        if made:
+            harness.fail(f"{label}: iodrift wrote {made} into the bare mount point {mnt}")
+
+        run("mount", "-o", "loop", image, mnt)
+        back_at = time.monotonic()
+        samples = fu.wait_for(f"{label}: ok runs after mounting again",
+                              lambda: ok_since({n: during[n]["ok"] for n in NAMES}), timeout=30)
+        print(f"{label}: recovered {time.monotonic() - back_at:.1f} s after mounting again")
+        if d.stop() != 0:
+            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
+    os.unlink(config)
+
+
+work = tempfile.mkdtemp(prefix="iodrift-umount-", dir="/var/tmp")
+image = os.path.join(work, "fs.img")
+mnt = os.path.join(work, "mnt")
+try:
+    with open(image, "wb") as f:
+        f.truncate(IMAGE_BYTES)
+    run("mkfs.ext4", "-q", "-F", image)
+    os.makedirs(mnt)
+    run("mount", "-o", "loop", image, mnt)
+    case(work, image, mnt, os.path.join(mnt, "data"), "subdirectory target")
+    if not mounted(mnt):
+        run("mount", "-o", "loop", image, mnt)
+    case(work, image, mnt, mnt, "mount-point target")
+finally:
+    # -o loop devices are set to autoclear: they go with the last unmount.
+    for _ in range(3):
+        if not mounted(mnt):
+            break
+        subprocess.run(["umount", "-l", mnt], capture_output=True)
+    shutil.rmtree(work, ignore_errors=True)
+print("ok")
