@@ -4,18 +4,22 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
 #include "collectors/probes/result_store.h"
 #include "collectors/proc/boot.h"
+#include "daemon/dbus/service.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
+#include "daemon/liveness.h"
 #include "daemon/logging.h"
 #include "daemon/probe_metrics.h"
 #include "daemon/probe_report.h"
 #include "daemon/scheduler.h"
+#include "daemon/systemd_notify.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
@@ -177,6 +181,7 @@ class Daemon {
     server_.Route("/", [] { return HttpResponse{200, "text/html; charset=utf-8", kLandingPage}; });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);
+      notifier_.Status(started.error().message);
       return kExitFailure;
     }
     spdlog::info("iodriftd {} serving metrics on {}/metrics proc_root={} state_dir={} probes={}",
@@ -193,6 +198,19 @@ class Daemon {
     });
     scheduler_.Apply(cfg_.probes);
     scheduler_.Start();
+    // D-Bus comes after the scheduler (its RunProbe needs it) and goes first on shutdown. It
+    // never stops the daemon: an unusable bus is logged and retried (or, for auto, left off).
+    if (cfg_.dbus != "none") {
+      dbus::DbusServiceOptions dbus_options;
+      dbus_options.mode = cfg_.dbus;
+      dbus_options.proc_root = ProcRoot(cfg_.proc_root);
+      dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
+                                       [this] { return Reload(); });
+    }
+    // Config valid, listener bound, bus name requested: tell systemd, then keep it informed.
+    if (auto hp = SplitHostPort(cfg_.listen)) http_host_ = hp->first;
+    notifier_.Ready(StatusText());
+    notifier_.StartWatchdog([this] { return Alive(); }, [this] { return StatusText(); });
     for (;;) {
       int sig = 0;
       if (sigwait(&signals, &sig) != 0) continue;
@@ -200,9 +218,11 @@ class Daemon {
         Reload();
         continue;
       }
+      notifier_.Stopping();  // first: systemd shows "deactivating"; also ends the watchdog
       spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       break;
     }
+    dbus_.reset();
     scheduler_.Stop();
     store_.Flush();
     server_.Stop();
@@ -211,22 +231,53 @@ class Daemon {
   }
 
  private:
-  void Reload() {
+  // "5 probes, last run 12 s ago, 0 failing" for systemctl status. Any thread.
+  std::string StatusText() const {
+    const double now = std::chrono::duration<double>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+    return ProbeStatusText(scheduler_.Probes().size(), store_.Snapshot(), now);
+  }
+
+  // Watchdog liveness (watchdog thread): the scheduler's lock can be taken (a deadlocked
+  // dispatcher holds it; Probes() then blocks and the pings stop) and the HTTP listener answers
+  // HEAD / on its own address. A probe stuck in the kernel holds neither.
+  bool Alive() const {
+    (void)scheduler_.Probes();
+    return HttpAnswers(http_host_, server_.port(), "/", std::chrono::seconds(2));
+  }
+
+  // Re-reads the config file and applies it; on problems keeps the running config. Returns the
+  // problems ("FILE:LINE:COLUMN: KEY: what is wrong"), empty when applied (or when there is no
+  // file to re-read). Called on SIGHUP (main thread) and by D-Bus Reload (bus thread).
+  std::vector<std::string> Reload() {
+    std::lock_guard lock(reload_mu_);
+    notifier_.Reloading();
+    // READY=1 again when this reload ends, applied or rejected (every return path below).
+    struct ReadyOnExit {
+      Daemon* self;
+      ~ReadyOnExit() { self->notifier_.Ready(self->StatusText()); }
+    } ready_on_exit{this};
     if (!cl_.config_file) {
       spdlog::info("reload: no --config file, nothing to re-read");
-      return;
+      return {};
     }
     auto loaded = LoadEffectiveConfig(cl_);
     if (!loaded) {
+      std::vector<std::string> problems;
       for (const auto& problem : loaded.error()) {
         spdlog::error("reload rejected: {}", problem.ToString());
+        problems.push_back(problem.ToString());
       }
       spdlog::error("reload: keeping the running config ({} problems)", loaded.error().size());
-      return;
+      return problems;
     }
     if (loaded->listen != cfg_.listen) {
       spdlog::warn("reload: listen changed to {}; takes effect after a restart", loaded->listen);
       loaded->listen = cfg_.listen;
+    }
+    if (loaded->dbus != cfg_.dbus) {
+      spdlog::warn("reload: dbus changed to {}; takes effect after a restart", loaded->dbus);
+      loaded->dbus = cfg_.dbus;
     }
     if (loaded->state_dir != cfg_.state_dir || loaded->proc_root != cfg_.proc_root ||
         loaded->scheduler != cfg_.scheduler) {
@@ -239,6 +290,7 @@ class Daemon {
     if (auto level = ParseLogLevel(loaded->log_level)) spdlog::set_level(*level);
     cfg_ = std::move(*loaded);
     spdlog::info("reload: applied {} probes={}", *cl_.config_file, cfg_.probes.size());
+    return {};
   }
 
   CommandLine cl_;
@@ -247,6 +299,10 @@ class Daemon {
   Scheduler scheduler_;
   std::unique_ptr<Exporter> exporter_;
   HttpServer server_;
+  std::mutex reload_mu_;  // SIGHUP and D-Bus Reload may race
+  std::unique_ptr<dbus::DbusService> dbus_;  // after scheduler_: destroyed before it
+  std::string http_host_ = "127.0.0.1";
+  SystemdNotifier notifier_;  // last: its watchdog thread calls Alive(), so it stops first
 };
 
 }  // namespace

@@ -1,8 +1,10 @@
 // The daemon's start/stop order, signal handling and reload, behind a thin main().
 //
 // Order: parse flags → load config (exit 78 on problems) → logging → HTTP listener (exit 1 when
-// the address cannot be bound) → serve until SIGTERM/SIGINT; SIGHUP re-reads the config file and
-// applies it atomically, or keeps the running config and logs every problem.
+// the address cannot be bound) → scheduler → D-Bus service (per `dbus`; never fatal) → serve
+// until SIGTERM/SIGINT, then stop D-Bus first, the scheduler, HTTP. SIGHUP and D-Bus Reload
+// re-read the config file and apply it atomically, or keep the running config and report every
+// problem.
 #pragma once
 
 #include <string>

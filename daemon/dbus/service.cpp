@@ -1,0 +1,439 @@
+#include "daemon/dbus/service.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include <sdbus-c++/sdbus-c++.h>
+#include <spdlog/spdlog.h>
+
+#include "collectors/proc/boot.h"
+#include "collectors/proc/meminfo.h"
+#include "daemon/dbus/result_dict.h"
+#include "daemon/scheduler.h"
+#include "iodrift_version.h"
+#include "monitor1_adaptor.h"  // generated from org.iodrift.Monitor1.xml
+
+namespace iodrift::daemon::dbus {
+namespace {
+
+using ProbeFuture = std::shared_future<probes::ProbeResult>;
+
+constexpr auto kCompleterPoll = std::chrono::milliseconds(100);
+constexpr auto kFirstBackoff = std::chrono::seconds(1);
+constexpr auto kMaxBackoff = std::chrono::seconds(60);
+
+std::string Describe(const std::string& mode) {
+  if (mode == "system") return "the system bus";
+  if (mode == "session") return "the session bus";
+  return "bus " + mode;
+}
+
+// Opens a connection for `mode` (system | session | ADDRESS) and takes the bus name.
+std::unique_ptr<sdbus::IConnection> Connect(const std::string& mode, std::string& error) {
+  try {
+    std::unique_ptr<sdbus::IConnection> connection;
+    if (mode == "system") {
+      connection = sdbus::createSystemBusConnection();
+    } else if (mode == "session") {
+      connection = sdbus::createSessionBusConnection();
+    } else {
+      connection = sdbus::createSessionBusConnectionWithAddress(mode);
+    }
+    connection->requestName(kBusName);
+    return connection;
+  } catch (const sdbus::Error& e) {
+    error = e.getMessage().empty() ? e.getName() : e.getMessage() + " (" + e.getName() + ")";
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+class Monitor;
+
+struct PendingRun {
+  ProbeFuture future;
+  sdbus::Result<Dict> reply;
+};
+
+struct DbusService::Impl {
+  Impl(DbusServiceOptions opts, Scheduler& sched, ReloadFn reload_fn)
+      : options(std::move(opts)),
+        scheduler(sched),
+        reload(std::move(reload_fn)),
+        limiter(options.rate_limits) {}
+
+  // Bus-thread handlers (called by Monitor).
+  std::vector<sdbus::Struct<std::string, std::string, std::string>> ListProbes();
+  void RunProbe(sdbus::Result<Dict>&& reply, const std::string& name, const std::string& sender);
+  std::map<std::string, std::uint64_t> Snapshot();
+  std::vector<std::string> Reload();
+
+  // Scheduler listener (dispatcher thread).
+  void OnResult(const probes::ProbeResult& result);
+
+  void Attach(std::unique_ptr<sdbus::IConnection> connection);  // takes bus_mu
+  void Teardown(const char* why);                              // takes bus_mu
+  void SupervisorLoop();
+  void CompleterLoop();
+  void CompleteReady();
+  bool SleepUnlessStopping(std::chrono::seconds duration);
+
+  DbusServiceOptions options;
+  Scheduler& scheduler;
+  ReloadFn reload;
+  RateLimiter limiter;
+  std::string mode;  // resolved: system | session | ADDRESS
+
+  // The connection and the exported object; replies and signals are sent under bus_mu so they
+  // never race the teardown. Bus-thread callbacks never take bus_mu.
+  std::mutex bus_mu;
+  std::unique_ptr<sdbus::IConnection> connection;
+  std::unique_ptr<Monitor> monitor;
+  bool stopping = false;  // under bus_mu
+  std::condition_variable stop_cv;
+  std::thread supervisor;
+
+  // RunProbe requests waiting for their result. Lock order: bus_mu before pending_mu.
+  std::mutex pending_mu;
+  std::condition_variable pending_cv;
+  std::vector<PendingRun> pending;
+  bool results_arrived = false;
+  bool completer_stop = false;
+  std::thread completer;
+
+  // Lets the scheduler listener (which outlives the service) reach it only while it runs.
+  struct Relay {
+    std::mutex mu;
+    Impl* target = nullptr;
+  };
+  std::shared_ptr<Relay> relay = std::make_shared<Relay>();
+  bool stopped = false;
+};
+
+// The exported object: generated adaptor plumbing forwarding to Impl.
+class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_adaptor> {
+ public:
+  Monitor(sdbus::IConnection& connection, DbusService::Impl& impl)
+      : AdaptorInterfaces(connection, kObjectPath), impl_(impl) {
+    registerAdaptor();
+  }
+  ~Monitor() { unregisterAdaptor(); }
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+  using org::iodrift::Monitor1_adaptor::emitProbeCompleted;
+
+ private:
+  std::vector<sdbus::Struct<std::string, std::string, std::string>> ListProbes() override {
+    return impl_.ListProbes();
+  }
+  void RunProbe(sdbus::Result<Dict>&& reply, std::string name) override {
+    const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
+    impl_.RunProbe(std::move(reply), name, message ? message->getSender() : std::string());
+  }
+  std::map<std::string, std::uint64_t> Snapshot() override { return impl_.Snapshot(); }
+  std::vector<std::string> Reload() override { return impl_.Reload(); }
+  std::string Version() override { return IODRIFT_VERSION; }
+
+  DbusService::Impl& impl_;
+};
+
+std::vector<sdbus::Struct<std::string, std::string, std::string>> DbusService::Impl::ListProbes() {
+  std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
+  for (const auto& spec : scheduler.Probes()) {
+    out.emplace_back(spec.name, std::string(config::ProbeKindName(spec.kind)), spec.target);
+  }
+  return out;
+}
+
+void DbusService::Impl::RunProbe(sdbus::Result<Dict>&& reply, const std::string& name,
+                                 const std::string& sender) {
+  // Validate first: only configured names reach the scheduler, so a caller can never make the
+  // daemon touch a path that is not a configured target.
+  bool known = false;
+  for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
+  if (!known) {
+    reply.returnError(sdbus::Error(kErrorUnknownProbe,
+                                   "no probe named '" + name + "'; ListProbes shows the names"));
+    return;
+  }
+  if (auto wait = limiter.Acquire(sender); wait.count() > 0) {
+    spdlog::debug("dbus: runprobe rate limited sender={} probe={} retry_ms={}", sender, name,
+                  wait.count());
+    reply.returnError(sdbus::Error(kErrorRateLimited,
+                                   "rate limited; retry in " + std::to_string(wait.count()) + " ms"));
+    return;
+  }
+  std::lock_guard lock(pending_mu);
+  if (pending.size() >= options.max_pending) {
+    reply.returnError(sdbus::Error(kErrorBusy, std::to_string(pending.size()) +
+                                                   " RunProbe calls are waiting; try again later"));
+    return;
+  }
+  auto future = scheduler.RunNow(name);
+  if (!future) {
+    const char* error = future.error().code == ENOENT ? kErrorUnknownProbe : kErrorFailed;
+    reply.returnError(sdbus::Error(error, future.error().message));
+    return;
+  }
+  spdlog::info("dbus: runprobe probe={} sender={}", name, sender);
+  pending.push_back(PendingRun{*future, std::move(reply)});
+  pending_cv.notify_one();
+}
+
+std::map<std::string, std::uint64_t> DbusService::Impl::Snapshot() {
+  auto meminfo = proc::ReadMeminfo(options.proc_root);
+  if (!meminfo) throw sdbus::Error(kErrorFailed, meminfo.error().message);
+  std::map<std::string, std::uint64_t> out;
+  for (const auto& field : meminfo->fields) out[field.name] = field.value;
+  if (auto boot = proc::ReadBootState(options.proc_root)) {
+    if (boot->uptime_seconds && *boot->uptime_seconds >= 0) {
+      out["uptime_seconds"] = static_cast<std::uint64_t>(std::floor(*boot->uptime_seconds));
+    }
+    if (boot->boot_time_seconds) out["boot_time_seconds"] = *boot->boot_time_seconds;
+  }
+  return out;
+}
+
+std::vector<std::string> DbusService::Impl::Reload() {
+  if (!reload) return {};
+  try {
+    return reload();
+  } catch (const std::exception& e) {
+    throw sdbus::Error(kErrorFailed, std::string("reload failed: ") + e.what());
+  }
+}
+
+void DbusService::Impl::OnResult(const probes::ProbeResult& result) {
+  {
+    std::lock_guard lock(bus_mu);
+    if (monitor) {
+      try {
+        monitor->emitProbeCompleted(result.name, ToDict(result));
+      } catch (const sdbus::Error& e) {
+        spdlog::debug("dbus: emitting ProbeCompleted failed: {}", e.getMessage());
+      }
+    }
+  }
+  {
+    std::lock_guard lock(pending_mu);
+    results_arrived = true;
+  }
+  pending_cv.notify_one();
+}
+
+void DbusService::Impl::CompleteReady() {
+  std::lock_guard bus_lock(bus_mu);
+  std::vector<PendingRun> ready;
+  {
+    std::lock_guard lock(pending_mu);
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        ready.push_back(std::move(*it));
+        it = pending.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& run : ready) {
+    try {
+      run.reply.returnResults(ToDict(run.future.get()));
+    } catch (const std::exception& e) {
+      spdlog::debug("dbus: runprobe reply failed: {}", e.what());
+    }
+  }
+  // `ready` (and its messages) is destroyed here, still under bus_mu: the connection is alive.
+}
+
+void DbusService::Impl::CompleterLoop() {
+  for (;;) {
+    {
+      std::unique_lock lock(pending_mu);
+      pending_cv.wait_for(lock, kCompleterPoll, [&] {
+        return completer_stop || results_arrived;
+      });
+      if (completer_stop) return;
+      results_arrived = false;
+      if (pending.empty()) continue;
+    }
+    CompleteReady();
+  }
+}
+
+void DbusService::Impl::Attach(std::unique_ptr<sdbus::IConnection> c) {
+  std::lock_guard lock(bus_mu);
+  connection = std::move(c);
+  try {
+    monitor = std::make_unique<Monitor>(*connection, *this);
+  } catch (const sdbus::Error& e) {
+    spdlog::warn("dbus: cannot export {}: {}", kObjectPath, e.getMessage());
+    connection.reset();
+  }
+}
+
+void DbusService::Impl::Teardown(const char* why) {
+  std::lock_guard bus_lock(bus_mu);
+  std::vector<PendingRun> orphans;
+  {
+    std::lock_guard lock(pending_mu);
+    orphans.swap(pending);
+  }
+  for (auto& run : orphans) {
+    try {
+      run.reply.returnError(sdbus::Error(kErrorFailed, why));
+    } catch (const sdbus::Error&) {
+    }
+  }
+  orphans.clear();
+  try {
+    monitor.reset();
+  } catch (const sdbus::Error&) {
+  }
+  if (connection) {
+    try {
+      connection->releaseName(kBusName);
+    } catch (const sdbus::Error&) {
+    }
+  }
+  connection.reset();
+}
+
+bool DbusService::Impl::SleepUnlessStopping(std::chrono::seconds duration) {
+  std::unique_lock lock(bus_mu);
+  return !stop_cv.wait_for(lock, duration, [&] { return stopping; });
+}
+
+void DbusService::Impl::SupervisorLoop() {
+  auto backoff = kFirstBackoff;
+  bool warned = true;  // Start() or the "lost" line already said the bus is unusable
+  for (;;) {
+    sdbus::IConnection* current = nullptr;
+    {
+      std::lock_guard lock(bus_mu);
+      if (stopping) break;
+      current = connection.get();
+    }
+    if (!current) {
+      std::string error;
+      auto c = Connect(mode, error);
+      if (c) {
+        Attach(std::move(c));
+        std::lock_guard lock(bus_mu);
+        if (connection) {
+          spdlog::info("dbus: serving {} on {} (reconnected)", kBusName, Describe(mode));
+          backoff = kFirstBackoff;
+          warned = false;
+          continue;
+        }
+      } else if (!warned) {
+        spdlog::warn("dbus: cannot connect to {}: {}; retrying with back-off", Describe(mode), error);
+        warned = true;
+      }
+      if (!SleepUnlessStopping(backoff)) break;
+      backoff = std::min(backoff * 2, std::chrono::duration_cast<std::chrono::seconds>(kMaxBackoff));
+      continue;
+    }
+    bool lost = false;
+    try {
+      current->enterEventLoop();
+    } catch (const sdbus::Error& e) {
+      lost = true;
+      spdlog::warn("dbus: connection to {} lost: {}; reconnecting", Describe(mode), e.getMessage());
+    }
+    {
+      std::lock_guard lock(bus_mu);
+      if (stopping) break;
+    }
+    Teardown(lost ? "iodriftd lost its bus connection" : "iodriftd left the bus");
+    if (!SleepUnlessStopping(backoff)) break;
+  }
+  Teardown("iodriftd is stopping");
+}
+
+DbusService::DbusService(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::unique_ptr<DbusService> DbusService::Start(DbusServiceOptions options, Scheduler& scheduler,
+                                                ReloadFn reload) {
+  auto impl = std::make_shared<Impl>(std::move(options), scheduler, std::move(reload));
+  const std::string& requested = impl->options.mode;
+  std::unique_ptr<sdbus::IConnection> connection;
+  if (requested == "auto") {
+    std::string system_error = "not root", session_error = "DBUS_SESSION_BUS_ADDRESS is unset";
+    if (geteuid() == 0) {
+      connection = Connect("system", system_error);
+      if (connection) impl->mode = "system";
+    }
+    if (!connection && std::getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr) {
+      connection = Connect("session", session_error);
+      if (connection) impl->mode = "session";
+    }
+    if (!connection) {
+      spdlog::info("dbus: dbus=auto found no usable bus (system: {}; session: {}); the D-Bus "
+                   "API is off, metrics and probes carry on", system_error, session_error);
+      return nullptr;
+    }
+  } else {
+    impl->mode = requested;
+    std::string error;
+    connection = Connect(requested, error);
+    if (!connection) {
+      spdlog::warn("dbus: cannot connect to {}: {}; retrying with back-off, metrics and probes "
+                   "carry on", Describe(requested), error);
+    }
+  }
+  if (connection) {
+    impl->Attach(std::move(connection));
+    spdlog::info("dbus: serving {} on {}", kBusName, Describe(impl->mode));
+  }
+  {
+    std::lock_guard lock(impl->relay->mu);
+    impl->relay->target = impl.get();
+  }
+  scheduler.AddListener([relay = impl->relay](const probes::ProbeResult& result) {
+    std::lock_guard lock(relay->mu);
+    if (relay->target) relay->target->OnResult(result);
+  });
+  impl->completer = std::thread([raw = impl.get()] { raw->CompleterLoop(); });
+  impl->supervisor = std::thread([raw = impl.get()] { raw->SupervisorLoop(); });
+  return std::unique_ptr<DbusService>(new DbusService(std::move(impl)));
+}
+
+void DbusService::Stop() {
+  if (!impl_ || impl_->stopped) return;
+  impl_->stopped = true;
+  {
+    std::lock_guard lock(impl_->relay->mu);
+    impl_->relay->target = nullptr;
+  }
+  {
+    std::lock_guard lock(impl_->bus_mu);
+    impl_->stopping = true;
+    if (impl_->connection) {
+      try {
+        impl_->connection->leaveEventLoop();
+      } catch (const sdbus::Error& e) {
+        spdlog::debug("dbus: leaving the event loop: {}", e.getMessage());
+      }
+    }
+  }
+  impl_->stop_cv.notify_all();
+  if (impl_->supervisor.joinable()) impl_->supervisor.join();
+  {
+    std::lock_guard lock(impl_->pending_mu);
+    impl_->completer_stop = true;
+  }
+  impl_->pending_cv.notify_all();
+  if (impl_->completer.joinable()) impl_->completer.join();
+}
+
+DbusService::~DbusService() { Stop(); }
+
+}  // namespace iodrift::daemon::dbus

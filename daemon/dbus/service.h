@@ -1,0 +1,75 @@
+// DbusService: the org.iodrift.Monitor1 D-Bus service of iodriftd (interface in
+// org.iodrift.Monitor1.xml, contract in ../shared/DESIGN.md "D-Bus").
+//
+// It owns the bus name org.iodrift.Monitor1 and exports /org/iodrift/Monitor1 with ListProbes,
+// RunProbe (asynchronous: the bus thread only queues the request; a completer thread answers
+// when the scheduler's future resolves; a request for a probe already running joins that run),
+// Snapshot (meminfo and uptime read now), Reload (through a callback of the app), the
+// ProbeCompleted signal for every recorded result (scheduled or on demand) and the Version
+// property. RunProbe is rate limited per caller and globally (rate_limiter.h) and at most
+// `max_pending` requests wait at once (Busy beyond).
+//
+// Bus choice (`mode`, the `dbus` config key): "system", "session", an ADDRESS
+// ("unix:path=/run/x"), or "auto": the system bus when euid is 0 and the name can be owned,
+// else the session bus when DBUS_SESSION_BUS_ADDRESS is set, else none (logged once). "none" is
+// handled by the caller (no service). When the chosen bus cannot be reached or is lost later,
+// the service logs it and retries with back-off (1 s doubling to 60 s) in its own thread;
+// metrics and probes never depend on the bus.
+//
+// Thread-safety: Start/Stop/destruction from one thread (the app's main thread). The service
+// must be stopped (or destroyed) before the Scheduler it was given.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectors/common/proc_root.h"
+#include "daemon/dbus/rate_limiter.h"
+
+namespace iodrift::daemon {
+class Scheduler;
+}
+
+namespace iodrift::daemon::dbus {
+
+inline constexpr const char* kBusName = "org.iodrift.Monitor1";
+inline constexpr const char* kObjectPath = "/org/iodrift/Monitor1";
+inline constexpr const char* kErrorUnknownProbe = "org.iodrift.Error.UnknownProbe";
+inline constexpr const char* kErrorBusy = "org.iodrift.Error.Busy";
+inline constexpr const char* kErrorRateLimited = "org.iodrift.Error.RateLimited";
+inline constexpr const char* kErrorFailed = "org.iodrift.Error.Failed";
+inline constexpr const char* kErrorInvalidConfig = "org.iodrift.Error.InvalidConfig";
+
+// Re-reads and applies the config; returns the problems (empty: applied). Runs on the bus thread.
+using ReloadFn = std::function<std::vector<std::string>()>;
+
+struct DbusServiceOptions {
+  std::string mode = "auto";  // auto | system | session | ADDRESS (not "none")
+  ProcRoot proc_root;         // for Snapshot
+  RateLimiterOptions rate_limits;
+  std::size_t max_pending = 64;  // RunProbe requests waiting for a result, then Busy
+};
+
+class DbusService {
+ public:
+  // Connects and serves. Returns nullptr (after one log line) when mode is "auto" and no bus is
+  // usable; for an explicit mode an unreachable bus is retried in the background. Never throws.
+  static std::unique_ptr<DbusService> Start(DbusServiceOptions options, Scheduler& scheduler,
+                                            ReloadFn reload);
+  ~DbusService();  // Stop()
+  DbusService(const DbusService&) = delete;
+  DbusService& operator=(const DbusService&) = delete;
+
+  // Answers pending RunProbe calls with Failed, releases the name, leaves the bus. Idempotent.
+  void Stop();
+
+  struct Impl;
+
+ private:
+  explicit DbusService(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace iodrift::daemon::dbus

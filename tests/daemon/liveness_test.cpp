@@ -1,0 +1,54 @@
+#include "daemon/liveness.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "daemon/http_server.h"
+
+namespace iodrift::daemon {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(HttpAnswers, TrueWhenTheListenerAnswers) {
+  HttpServer server;
+  server.Route("/", [] { return HttpResponse{200, "text/plain", "hi"}; });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  EXPECT_TRUE(HttpAnswers("127.0.0.1", server.port(), "/", milliseconds(2000)));
+  EXPECT_TRUE(HttpAnswers("0.0.0.0", server.port(), "/", milliseconds(2000)));  // → loopback
+  // Any status counts: a 404 still proves a server thread answered.
+  EXPECT_TRUE(HttpAnswers("127.0.0.1", server.port(), "/nope", milliseconds(2000)));
+  const auto port = server.port();
+  server.Stop();
+  EXPECT_FALSE(HttpAnswers("127.0.0.1", port, "/", milliseconds(500)));
+}
+
+TEST(HttpAnswers, FalseWhenNobodyAnswersInTime) {
+  // A socket that listens but never accepts or replies: the kernel completes the handshake,
+  // so only the receive timeout can end the check.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(HttpAnswers("127.0.0.1", ntohs(addr.sin_port), "/", milliseconds(300)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
+  ::close(fd);
+}
+
+TEST(HttpAnswers, FalseOnANameInsteadOfAnAddress) {
+  EXPECT_FALSE(HttpAnswers("localhost", 1, "/", milliseconds(100)));
+}
+
+}  // namespace
+}  // namespace iodrift::daemon

@@ -1,0 +1,145 @@
+"""Helpers for iodrift's D-Bus tests: a private dbus-daemon, real clients (busctl, gdbus,
+iodriftctl), and the e2e harness's Daemon for iodriftd itself.
+
+A test whose tool is missing exits 77 (CTest: skipped).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+import harness  # noqa: E402,F401  (re-exported: harness.Daemon, harness.fail, harness.skip)
+
+NAME = "org.iodrift.Monitor1"
+PATH = "/org/iodrift/Monitor1"
+IFACE = "org.iodrift.Monitor1"
+
+SESSION_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir={dir}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+# The stock system.conf's default policy, plus our policy file: deny by default, our file opens
+# what it opens.
+SYSTEM_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={dir}/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus"
+           send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus"
+           send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <include>{policy}</include>
+</busconfig>
+"""
+
+
+def need_tools(*tools):
+    for tool in tools:
+        if shutil.which(tool) is None:
+            harness.skip(f"{tool} is not installed")
+
+
+def ctl_binary():
+    path = os.environ.get("IODRIFTCTL")
+    if not path or not os.access(path, os.X_OK):
+        harness.fail(f"IODRIFTCTL does not name an executable: {path!r}")
+    return path
+
+
+class Bus:
+    """A private dbus-daemon; `address` is its address. Use as a context manager."""
+
+    def __init__(self, system_policy=None):
+        self.dir = tempfile.mkdtemp(prefix="iodrift-bus-")
+        os.chmod(self.dir, 0o755)  # the policy test connects as nobody
+        self.config = os.path.join(self.dir, "bus.conf")
+        with open(self.config, "w") as f:
+            if system_policy:
+                f.write(SYSTEM_CONFIG.format(dir=self.dir, policy=system_policy))
+            else:
+                f.write(SESSION_CONFIG.format(dir=self.dir))
+        self.proc = None
+        self.address = None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(
+            ["dbus-daemon", f"--config-file={self.config}", "--print-address", "--nofork"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()
+        if not line:
+            harness.fail(f"dbus-daemon printed no address: {self.proc.stderr.read()}")
+        self.address = line
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run(args, timeout=60, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def busctl(address, *args, timeout=60, prefix=()):
+    return run([*prefix, "busctl", f"--address={address}", *args], timeout=timeout)
+
+
+def gdbus_call(address, method, *args, timeout=60, prefix=()):
+    return run([*prefix, "gdbus", "call", "--address", address, "--dest", NAME,
+                "--object-path", PATH, "--method", f"{IFACE}.{method}", *args], timeout=timeout)
+
+
+def ctl(address, *args, timeout=120):
+    return run([ctl_binary(), "--bus", address, *args], timeout=timeout)
+
+
+def wait_for_service(address, daemon, seconds=20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        res = busctl(address, "call", NAME, PATH, IFACE, "ListProbes", timeout=10)
+        if res.returncode == 0:
+            return res.stdout
+        if daemon.proc.poll() is not None:
+            harness.fail(f"iodriftd exited with {daemon.proc.returncode}: {daemon.stderr()}")
+        time.sleep(0.1)
+    harness.fail(f"{NAME} did not appear on the bus within {seconds} s: {daemon.stderr()}")
+
+
+def write_config(path, work, extra=""):
+    """A config with two fast probes: `mem` (memory) and `rnd` (random on a temp dir)."""
+    target = os.path.join(work, "target")
+    os.makedirs(target, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(f"state_dir: {work}/state\n{extra}probes:\n"
+                "  - name: mem\n    kind: memory\n    interval: 1h\n    size: 16MiB\n"
+                f"  - name: rnd\n    kind: random\n    target: {target}\n    interval: 1h\n")

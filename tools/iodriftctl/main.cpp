@@ -1,0 +1,374 @@
+// iodriftctl: the command-line client of iodriftd's D-Bus API (org.iodrift.Monitor1; see
+// daemon/dbus/org.iodrift.Monitor1.xml and ../shared/DESIGN.md "D-Bus").
+//
+//   iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
+//     list [--json]          configured probes
+//     run NAME [--json]      run a probe now, print its result (same figures as `iodriftd --once`)
+//     snapshot [--json]      memory state now (meminfo in bytes, uptime)
+//     reload                 make the daemon re-read its config file; prints the problems
+//     watch [--json]         print every ProbeCompleted signal until interrupted
+//
+// Exit codes: 0 ok; 1 the probe failed or the daemon refused (rate limit, busy, access denied,
+// config problems); 2 usage (including an unknown probe name); 3 daemon unreachable.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include "daemon/dbus/result_dict.h"
+#include "daemon/dbus/service.h"
+#include "daemon/json_writer.h"
+#include "daemon/probe_report.h"
+#include "monitor1_proxy.h"  // generated from org.iodrift.Monitor1.xml
+
+namespace {
+
+namespace dbus = iodrift::daemon::dbus;
+using iodrift::daemon::JsonWriter;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreachable = 3;
+
+// A probe may take up to its `timeout` (default 30 s) plus a wait for its device.
+constexpr auto kRunTimeout = std::chrono::seconds(300);
+
+const char* kMainHelp = R"(Usage: iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
+
+Talks to iodriftd over D-Bus (org.iodrift.Monitor1).
+
+Commands:
+  list [--json]         configured probes: name, kind, target
+  run NAME [--json]     run probe NAME now and print its result
+  snapshot [--json]     the memory state now (meminfo fields in bytes, uptime)
+  reload                make iodriftd re-read its config file
+  watch [--json]        print every completed probe (ProbeCompleted) until interrupted
+
+Options:
+  --bus BUS             system (default), session, or a D-Bus address such as
+                        unix:path=/run/user/1000/bus
+  -h, --help            this help; `iodriftctl COMMAND --help` for one command
+
+Exit status: 0 ok, 1 probe failed or request refused, 2 usage, 3 daemon unreachable.
+)";
+
+const std::map<std::string, const char*> kCommandHelp = {
+    {"list", R"(Usage: iodriftctl [--bus BUS] list [--json]
+
+Lists the probes iodriftd runs: name, kind and target (empty for memory).
+  --json    a JSON array of {"name", "kind", "target"}
+)"},
+    {"run", R"(Usage: iodriftctl [--bus BUS] run NAME [--json]
+
+Runs probe NAME now and prints its result as `iodriftd --once` does. If that probe is already
+running, the running result is returned. Calls are rate limited per caller and globally; a
+refused call says when to retry.
+  --json    the result as one probe object of `iodriftd --once --json`
+
+Exit status: 0 the probe succeeded, 1 it failed (or the call was refused), 2 unknown probe,
+3 daemon unreachable.
+)"},
+    {"snapshot", R"(Usage: iodriftctl [--bus BUS] snapshot [--json]
+
+Prints the memory state now: every /proc/meminfo field (bytes; HugePages_* are counts),
+uptime_seconds and boot_time_seconds.
+  --json    a JSON object {FIELD: integer}
+)"},
+    {"reload", R"(Usage: iodriftctl [--bus BUS] reload
+
+Makes iodriftd re-read and apply its config file. When the file has problems the daemon keeps
+its running config; the problems are printed and the exit status is 1.
+)"},
+    {"watch", R"(Usage: iodriftctl [--bus BUS] watch [--json]
+
+Prints one line per completed probe run (scheduled or on demand) until interrupted.
+  --json    one JSON object per line, as one probe of `iodriftd --once --json`
+)"},
+};
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "iodriftctl: %s\nTry 'iodriftctl --help' for more information.\n",
+               message.c_str());
+  return kExitUsage;
+}
+
+// The client proxy; forwards ProbeCompleted to `on_completed`.
+class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy> {
+ public:
+  explicit Client(std::unique_ptr<sdbus::IConnection> connection)
+      : ProxyInterfaces(std::move(connection), dbus::kBusName, dbus::kObjectPath) {
+    registerProxy();
+  }
+  ~Client() { unregisterProxy(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  dbus::Dict RunProbeWithTimeout(const std::string& name) {
+    dbus::Dict result;
+    getProxy().callMethod("RunProbe").onInterface(INTERFACE_NAME).withTimeout(kRunTimeout)
+        .withArguments(name).storeResultsTo(result);
+    return result;
+  }
+
+  std::function<void(const std::string&, const dbus::Dict&)> on_completed;
+
+ private:
+  void onProbeCompleted(const std::string& name, const dbus::Dict& result) override {
+    if (on_completed) on_completed(name, result);
+  }
+};
+
+bool IsUnreachable(const std::string& error_name) {
+  static const char* const kNames[] = {
+      "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+      "org.freedesktop.DBus.Error.NoReply",        "org.freedesktop.DBus.Error.Disconnected",
+      "org.freedesktop.DBus.Error.NoServer",       "org.freedesktop.DBus.Error.FileNotFound",
+      "org.freedesktop.DBus.Error.UnknownObject",  "org.freedesktop.DBus.Error.UnknownMethod",
+      "org.freedesktop.DBus.Error.UnknownInterface"};
+  for (const char* name : kNames) {
+    if (error_name == name) return true;
+  }
+  return false;
+}
+
+// Prints a D-Bus error and maps it to an exit status.
+int ReportError(const sdbus::Error& e) {
+  std::string message = e.getMessage().empty() ? e.getName() : e.getMessage();
+  std::fprintf(stderr, "iodriftctl: %s (%s)\n", message.c_str(), e.getName().c_str());
+  if (IsUnreachable(e.getName())) return kExitUnreachable;
+  if (e.getName() == dbus::kErrorUnknownProbe) return kExitUsage;
+  return kExitFailed;
+}
+
+std::string PadRight(const std::string& s, std::size_t width) {
+  // Column width in terminal cells: UTF-8 continuation bytes take none.
+  std::size_t cells = 0;
+  for (char c : s) cells += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return cells >= width ? s : s + std::string(width - cells, ' ');
+}
+
+// Prints rows as aligned columns (two spaces between).
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      width[i] = std::max(width[i], PadRight(row[i], 0).size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 < row.size() ? PadRight(row[i], width[i] + 2) : row[i];
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int List(Client& client, bool json) {
+  auto probes = client.ListProbes();
+  if (json) {
+    JsonWriter w;
+    w.BeginArray();
+    for (const auto& p : probes) {
+      w.BeginObject();
+      w.Key("name"); w.String(std::get<0>(p));
+      w.Key("kind"); w.String(std::get<1>(p));
+      w.Key("target"); w.String(std::get<2>(p));
+      w.EndObject();
+    }
+    w.EndArray();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"PROBE", "KIND", "TARGET"}};
+  for (const auto& p : probes) {
+    rows.push_back({std::get<0>(p), std::get<1>(p), std::get<2>(p).empty() ? "-" : std::get<2>(p)});
+  }
+  PrintTable(rows);
+  return kExitOk;
+}
+
+std::string ResultJson(const iodrift::probes::ProbeResult& result) {
+  JsonWriter w;
+  iodrift::daemon::WriteProbeResultJson(w, result);
+  return w.str();
+}
+
+int Run(Client& client, const std::string& name, bool json) {
+  auto result = dbus::FromDict(client.RunProbeWithTimeout(name));
+  if (json) {
+    std::printf("%s\n", ResultJson(result).c_str());
+  } else {
+    std::fputs(iodrift::daemon::ProbeResultsTable({result}).c_str(), stdout);
+  }
+  return result.success() ? kExitOk : kExitFailed;
+}
+
+bool IsCount(const std::string& field) {
+  return field.rfind("HugePages_", 0) == 0 ||
+         (field.size() > 8 && field.compare(field.size() - 8, 8, "_seconds") == 0);
+}
+
+int Snapshot(Client& client, bool json) {
+  auto state = client.Snapshot();
+  if (json) {
+    JsonWriter w;
+    w.BeginObject();
+    for (const auto& [field, value] : state) { w.Key(field); w.Unsigned(value); }
+    w.EndObject();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"FIELD", "VALUE", "RAW"}};
+  for (const auto& [field, value] : state) {
+    std::string shown = IsCount(field) ? std::to_string(value)
+                                       : iodrift::daemon::FormatBytes(static_cast<double>(value));
+    rows.push_back({field, shown, std::to_string(value)});
+  }
+  PrintTable(rows);
+  return kExitOk;
+}
+
+int Reload(Client& client) {
+  auto problems = client.Reload();
+  if (problems.empty()) {
+    std::printf("reloaded\n");
+    return kExitOk;
+  }
+  std::fprintf(stderr, "iodriftctl: the daemon kept its running config; %zu problem%s:\n",
+               problems.size(), problems.size() == 1 ? "" : "s");
+  for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
+  return kExitFailed;
+}
+
+int Watch(Client& client, const std::string& bus, bool json) {
+  client.on_completed = [json](const std::string&, const dbus::Dict& dict) {
+    auto r = dbus::FromDict(dict);
+    if (json) {
+      std::printf("%s\n", ResultJson(r).c_str());
+    } else {
+      std::string figure = "-";
+      if (r.throughput_bytes_per_second) {
+        figure = iodrift::daemon::FormatRate(*r.throughput_bytes_per_second);
+      } else if (!r.ops_per_second.empty()) {
+        figure.clear();
+        for (const auto& [op, rate] : r.ops_per_second) {
+          if (!figure.empty()) figure += ", ";
+          figure += std::to_string(static_cast<long long>(rate)) + " " + op + "/s";
+        }
+      }
+      std::printf("%s  %s  %s  %s  %s  %s%s\n", r.name.c_str(),
+                  std::string(iodrift::config::ProbeKindName(r.kind)).c_str(),
+                  iodrift::probes::OutcomeName(r.outcome), figure.c_str(),
+                  iodrift::daemon::FormatSeconds(r.duration_seconds).c_str(),
+                  r.error.empty() ? "" : "error: ", r.error.c_str());
+    }
+    std::fflush(stdout);
+  };
+  std::fprintf(stderr, "iodriftctl: watching %s on %s (Ctrl-C to stop)\n", dbus::kBusName,
+               bus.c_str());
+  std::fflush(stderr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return kExitOk;
+}
+
+std::unique_ptr<sdbus::IConnection> Connect(const std::string& bus) {
+  if (bus == "system") return sdbus::createSystemBusConnection();
+  if (bus == "session") return sdbus::createSessionBusConnection();
+  return sdbus::createSessionBusConnectionWithAddress(bus);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string bus = "system";
+  std::string command;
+  std::vector<std::string> args;
+  bool json = false;
+  bool help = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--bus" || arg.rfind("--bus=", 0) == 0) {
+      if (arg == "--bus") {
+        if (i + 1 >= argc) return Usage("--bus needs a value: system, session or an address");
+        bus = argv[++i];
+      } else {
+        bus = arg.substr(6);
+      }
+      if (bus.empty()) return Usage("--bus needs a value: system, session or an address");
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "-h" || arg == "--help") {
+      help = true;
+    } else if (arg.rfind("-", 0) == 0 && arg != "-") {
+      return Usage("unknown option '" + arg + "'");
+    } else if (command.empty()) {
+      command = arg;
+    } else {
+      args.push_back(arg);
+    }
+  }
+  if (command == "help") {
+    help = true;
+    command = args.empty() ? "" : args[0];
+    args.clear();
+  }
+  if (help) {
+    auto it = kCommandHelp.find(command);
+    std::fputs(it != kCommandHelp.end() ? it->second : kMainHelp, stdout);
+    return kExitOk;
+  }
+  if (command.empty()) return Usage("missing command (list, run, snapshot, reload, watch)");
+  if (!kCommandHelp.count(command)) return Usage("unknown command '" + command + "'");
+  std::size_t want_args = command == "run" ? 1 : 0;
+  if (args.size() != want_args) {
+    return Usage(command == "run" ? "run needs exactly one probe NAME"
+                                  : command + " takes no arguments");
+  }
+  if (json && command == "reload") return Usage("reload has no --json");
+
+  // watch waits for these with sigwait(); block them before sdbus starts its thread.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  if (command == "watch") pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  std::unique_ptr<Client> client;
+  try {
+    client = std::make_unique<Client>(Connect(bus));
+  } catch (const sdbus::Error& e) {
+    std::fprintf(stderr, "iodriftctl: cannot connect to %s: %s\n",
+                 bus == "system" || bus == "session" ? (bus + " bus").c_str() : bus.c_str(),
+                 e.getMessage().c_str());
+    return kExitUnreachable;
+  }
+  try {
+    if (command == "list") return List(*client, json);
+    if (command == "run") return Run(*client, args[0], json);
+    if (command == "snapshot") return Snapshot(*client, json);
+    if (command == "reload") return Reload(*client);
+    if (command == "watch") {
+      // Check the daemon is there before waiting for signals from it.
+      (void)client->Version();
+      return Watch(*client, bus, json);
+    }
+  } catch (const sdbus::Error& e) {
+    return ReportError(e);
+  }
+  return kExitUsage;
+}
