@@ -80,7 +80,8 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                             MetricType::Gauge);
   auto info = MakeFamily("iodrift_probe_target_info",
                          "Facts about the probe target: filesystem, I/O scheduler, read-ahead, "
-                         "rotational; value 1.",
+                         "rotational, loop device dio, and how the kind measured (random: direct "
+                         "or fadvise); value 1.",
                          MetricType::Gauge);
   auto baseline = MakeFamily("iodrift_probe_baseline_bytes_per_second",
                              "Post-boot baseline of the probe: median figure of its first " +
@@ -184,6 +185,8 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
     const auto& t = r.target_info;
     Labels info_labels = labels;
     info_labels.push_back({"fstype", t.fstype});
+    info_labels.push_back({"loop_dio", t.loop_dio});
+    info_labels.push_back({"mode", r.mode});
     info_labels.push_back({"read_ahead_kb", t.read_ahead_kb});
     info_labels.push_back({"rotational", t.rotational});
     info_labels.push_back({"scheduler", t.scheduler});

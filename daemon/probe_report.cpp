@@ -141,6 +141,18 @@ void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
   w.Key("scheduler"); w.String(r.target_info.scheduler);
   w.Key("read_ahead_kb"); w.String(r.target_info.read_ahead_kb);
   w.Key("rotational"); w.String(r.target_info.rotational);
+  w.Key("loop_dio"); w.String(r.target_info.loop_dio);
+  w.Key("logical_block_size"); w.Unsigned(r.target_info.logical_block_size);
+  w.EndObject();
+  w.Key("mode"); w.String(r.mode);
+  w.Key("uptime_seconds"); w.OptionalNumber(r.uptime_seconds);
+  w.Key("dentry_state");
+  w.BeginObject();
+  for (const auto& [field, value] : r.dentry_state) { w.Key(field); w.Unsigned(value); }
+  w.EndObject();
+  w.Key("pressure_delta_us");
+  w.BeginObject();
+  for (const auto& [field, value] : r.pressure_delta_us) { w.Key(field); w.Unsigned(value); }
   w.EndObject();
   w.EndObject();
 }

@@ -103,6 +103,10 @@ try:
             harness.fail(f"{name}: target_info.fstype {p['target_info']['fstype']!r}, want block")
         if target in (data_file, probe_dir) and p["target_info"]["fstype"] != "ext4":
             harness.fail(f"{name}: target_info.fstype {p['target_info']['fstype']!r}, want ext4")
+    if got["dev-direct"]["target_info"]["loop_dio"] != "1":
+        harness.fail(f"dev-direct: loop_dio {got['dev-direct']['target_info']['loop_dio']!r}, want '1'")
+    if got["dev-random"]["mode"] != "direct":
+        harness.fail(f"dev-random: mode {got['dev-random']['mode']!r}, want 'direct'")
     if got["dev-buffered"]["bytes"] != 16 << 20:
         harness.fail(f"dev-buffered read {got['dev-buffered']['bytes']} bytes, want 16 MiB")
     if sha256(raw) != before:
