@@ -421,6 +421,43 @@ std::optional<YAML::Mark> SecondDocument(const std::string& text) {
   return second.start();
 }
 
+// The contents of the regular file `path` (at most kMaxConfigBytes), or a message saying why not
+// ("cannot read /x: permission denied"). Never opens a device or FIFO (stat first) and never
+// blocks.
+tl::expected<std::string, std::string> ReadSmallRegularFile(const std::string& path) {
+  auto errno_text = [](int code) {
+    std::string message = std::strerror(code);
+    if (!message.empty() && message[0] >= 'A' && message[0] <= 'Z') {
+      message[0] = static_cast<char>(message[0] - 'A' + 'a');
+    }
+    return message;
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return tl::unexpected("cannot read " + Shown(path) + ": " + errno_text(errno));
+  }
+  if (!S_ISREG(st.st_mode)) return tl::unexpected(Shown(path) + " is not a regular file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return tl::unexpected("cannot read " + Shown(path) + ": " + errno_text(errno));
+  std::string text(kMaxConfigBytes + 1, '\0');
+  std::size_t used = 0;
+  while (used < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int code = errno;
+      ::close(fd);
+      return tl::unexpected("cannot read " + Shown(path) + ": " + errno_text(code));
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (used > kMaxConfigBytes) return tl::unexpected(Shown(path) + " is larger than 1 MiB");
+  text.resize(used);
+  return text;
+}
+
 // ---- the schema walk ----------------------------------------------------------------------------
 
 // One `key: value` pair of a YAML map, with the dotted path of the key.
@@ -665,9 +702,9 @@ class Loader {
                  DescribeNode(root));
       return config;
     }
-    static constexpr std::array<std::string_view, 9> kKeys = {
+    static constexpr std::array<std::string_view, 10> kKeys = {
         "listen", "state_dir", "proc_root", "dbus",     "log_level",
-        "collectors", "http", "scheduler", "probes"};
+        "collectors", "http", "scheduler", "status", "probes"};
     ForEachEntry(root, "", kKeys, [&](const Entry& entry) {
       if (entry.name == "listen") {
         if (auto v = ReadChoice(entry, &CheckListen)) config.listen = *v;
@@ -685,6 +722,8 @@ class Loader {
         LoadHttp(entry, &config.http);
       } else if (entry.name == "scheduler") {
         LoadScheduler(entry, &config.scheduler);
+      } else if (entry.name == "status") {
+        LoadStatus(entry, &config.status);
       } else if (entry.name == "probes") {
         LoadProbes(entry, &config.probes);
       }
@@ -759,8 +798,10 @@ class Loader {
 
   void LoadHttp(const Entry& section, HttpOptions* out) {
     if (!ExpectMap(section, "a map (`max_connections: 64`, ...)")) return;
-    static constexpr std::array<std::string_view, 2> kKeys = {"max_connections",
-                                                              "connection_timeout"};
+    static constexpr std::array<std::string_view, 5> kKeys = {
+        "max_connections", "connection_timeout", "tls_cert_file", "tls_key_file",
+        "basic_auth_users"};
+    std::optional<Entry> cert, key;
     ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
       if (entry.name == "max_connections") {
         if (auto v = ReadCount(entry, 1, 10000)) {
@@ -768,8 +809,108 @@ class Loader {
         }
       } else if (entry.name == "connection_timeout") {
         if (auto v = ReadDuration(entry)) out->connection_timeout = *v;
+      } else if (entry.name == "tls_cert_file") {
+        cert = entry;
+        if (auto v = ReadPemFile(entry, PemKind::kCertificate)) out->tls_cert_file = *v;
+      } else if (entry.name == "tls_key_file") {
+        key = entry;
+        if (auto v = ReadPemFile(entry, PemKind::kPrivateKey)) out->tls_key_file = *v;
+      } else if (entry.name == "basic_auth_users") {
+        LoadBasicAuthUsers(entry, &out->basic_auth_users);
       }
     });
+    // Both or neither: a certificate without its key (or the reverse) cannot serve TLS, and
+    // silently serving plain HTTP instead would be worse.
+    if (cert && !key) {
+      Report(PositionOf(cert->key), section.path + ".tls_key_file",
+             "missing (tls_cert_file needs tls_key_file, the certificate's private key)");
+    } else if (key && !cert) {
+      Report(PositionOf(key->key), section.path + ".tls_cert_file",
+             "missing (tls_key_file needs tls_cert_file, the certificate)");
+    }
+  }
+
+  enum class PemKind { kCertificate, kPrivateKey };
+
+  // An absolute path to a readable regular file holding a PEM certificate or private key. Only
+  // the PEM markers are checked here; the daemon parses the contents at start.
+  std::optional<std::string> ReadPemFile(const Entry& entry, PemKind kind) {
+    auto path = ReadAbsolutePath(entry);
+    if (!path) return std::nullopt;
+    auto text = ReadSmallRegularFile(*path);
+    if (!text) {
+      ReportValue(entry, text.error());
+      return std::nullopt;
+    }
+    if (kind == PemKind::kCertificate) {
+      if (text->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+        ReportValue(entry, "not a PEM certificate (no `-----BEGIN CERTIFICATE-----` line) in " +
+                               Shown(*path));
+        return std::nullopt;
+      }
+    } else {
+      const std::size_t begin = text->find("-----BEGIN ");
+      const std::size_t end = text->find(" PRIVATE KEY-----", begin == std::string::npos ? 0 : begin);
+      if (begin == std::string::npos || end == std::string::npos) {
+        ReportValue(entry, "not a PEM private key (no `-----BEGIN ... PRIVATE KEY-----` line) in " +
+                               Shown(*path));
+        return std::nullopt;
+      }
+      if (text->find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != std::string::npos ||
+          text->find("Proc-Type: 4,ENCRYPTED") != std::string::npos) {
+        ReportValue(entry, "the private key in " + Shown(*path) +
+                               " is encrypted; iodriftd needs it unencrypted (readable by root "
+                               "only)");
+        return std::nullopt;
+      }
+    }
+    return path;
+  }
+
+  // `basic_auth_users: {USER: BCRYPT_HASH, ...}`; null or empty = authentication off.
+  void LoadBasicAuthUsers(const Entry& section, std::map<std::string, std::string>* out) {
+    if (section.value.IsNull()) return;
+    if (!section.value.IsMap()) {
+      ReportValue(section, "expected a map of user: bcrypt hash, got " +
+                               DescribeNode(section.value));
+      return;
+    }
+    std::map<std::string, int, std::less<>> seen;
+    for (auto it = section.value.begin(); it != section.value.end(); ++it) {
+      const YAML::Node key = it->first;
+      const YAML::Node value = it->second;
+      if (!key.IsScalar()) {
+        Report(key, section.path, "user names must be plain names, got " + DescribeNode(key));
+        continue;
+      }
+      const std::string user = key.Scalar();
+      const std::string path = section.path + "." + user;
+      const bool bad_name = user.empty() || user.size() > 256 ||
+                            std::any_of(user.begin(), user.end(), [](char c) {
+                              return c == ':' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                            });
+      if (bad_name) {
+        Report(key, section.path,
+               "user name " + Shown(user) +
+                   " must be 1-256 characters without `:` or control characters");
+        continue;
+      }
+      auto [first, inserted] = seen.emplace(user, PositionOf(key).line);
+      if (!inserted) {
+        Report(key, path,
+               "duplicate user (first defined at line " + std::to_string(first->second) + ")");
+        continue;
+      }
+      const Entry entry{path, user, key, value};
+      auto hash = ReadScalar(entry, "a bcrypt hash like $2y$10$...");
+      if (!hash) continue;
+      // The value is not shown: a plaintext password put here by mistake must not reach logs.
+      if (auto problem = CheckBcryptHash(*hash)) {
+        ReportValue(entry, *problem);
+        continue;
+      }
+      (*out)[user] = *hash;
+    }
   }
 
   void LoadScheduler(const Entry& section, SchedulerConfig* out) {
@@ -785,6 +926,18 @@ class Loader {
         if (auto v = ReadCount(entry, 0, 7)) out->io_level = static_cast<int>(*v);
       } else if (entry.name == "nice") {
         if (auto v = ReadCount(entry, 0, 19)) out->nice = static_cast<int>(*v);
+      }
+    });
+  }
+
+  void LoadStatus(const Entry& section, StatusOptions* out) {
+    if (!ExpectMap(section, "a map (`enabled: true`, `history_runs: 240`)")) return;
+    static constexpr std::array<std::string_view, 2> kKeys = {"enabled", "history_runs"};
+    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
+      if (entry.name == "enabled") {
+        if (auto v = ReadBool(entry)) out->enabled = *v;
+      } else if (entry.name == "history_runs") {
+        if (auto v = ReadCount(entry, 2, 100000)) out->history_runs = static_cast<std::uint32_t>(*v);
       }
     });
   }
@@ -1058,6 +1211,26 @@ std::optional<std::string> CheckLogLevel(std::string_view value) {
 std::optional<std::string> CheckIoClass(std::string_view value) {
   if (value == "best-effort" || value == "idle" || value == "none") return std::nullopt;
   return std::string("must be one of best-effort|idle|none");
+}
+
+std::optional<std::string> CheckBcryptHash(std::string_view hash) {
+  const std::string problem =
+      "must be a bcrypt hash ($2y$, $2b$ or $2a$ and 60 characters, e.g. from "
+      "`htpasswd -nbBC 10 USER PASSWORD`), not a password or another kind of hash";
+  if (hash.size() != 60 || !(hash.starts_with("$2y$") || hash.starts_with("$2b$") ||
+                             hash.starts_with("$2a$"))) {
+    return problem;
+  }
+  const bool cost_digits = hash[4] >= '0' && hash[4] <= '9' && hash[5] >= '0' && hash[5] <= '9';
+  const int cost = cost_digits ? (hash[4] - '0') * 10 + (hash[5] - '0') : 0;
+  if (!cost_digits || hash[6] != '$') return problem;
+  if (cost < 4 || cost > 31) return "bcrypt cost must be from 04 to 31, got " + std::to_string(cost);
+  for (char c : hash.substr(7)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '/';
+    if (!ok) return problem;
+  }
+  return std::nullopt;
 }
 
 LoadResult LoadFromString(std::string_view yaml_text, const std::string& file_name) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,8 +77,15 @@ struct CollectorsConfig {
 };
 
 struct HttpOptions {
-  std::uint32_t max_connections = 64;   // concurrent connections, then refused
+  std::uint32_t max_connections = 64;   // served at once; more wait in the accept queue
   Duration connection_timeout = std::chrono::seconds(10);  // idle/slow client cut-off
+  // TLS: PEM certificate (chain) and private key files, both or neither; set = HTTPS only. The
+  // loader checks that both are readable regular files holding the right PEM blocks; the daemon
+  // reads them once at start.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
+  // HTTP basic auth: user -> bcrypt hash ($2y$/$2b$/$2a$). Empty = no authentication.
+  std::map<std::string, std::string> basic_auth_users{};
 
   bool operator==(const HttpOptions&) const = default;
 };
@@ -94,6 +102,14 @@ struct SchedulerConfig {
   bool operator==(const SchedulerConfig&) const = default;
 };
 
+// The built-in status page (GET /) and /api/v1/probes (daemon/status_page.h, probes_api.h).
+struct StatusOptions {
+  bool enabled = true;
+  std::uint32_t history_runs = 240;  // recent results kept in memory per probe (2..100000)
+
+  bool operator==(const StatusOptions&) const = default;
+};
+
 struct Config {
   std::string listen = "127.0.0.1:9723";
   std::string state_dir;          // empty = default for the user (see DefaultStateDir)
@@ -103,6 +119,7 @@ struct Config {
   CollectorsConfig collectors;
   HttpOptions http;
   SchedulerConfig scheduler;
+  StatusOptions status;
   std::vector<ProbeSpec> probes;   // a file without `probes` (or `probes:` empty) has none
 
   // Field-wise; lets a reload tell "nothing changed" from a real change.
@@ -148,6 +165,9 @@ std::optional<std::string> CheckListen(std::string_view value);
 std::optional<std::string> CheckDbus(std::string_view value);
 std::optional<std::string> CheckLogLevel(std::string_view value);
 std::optional<std::string> CheckIoClass(std::string_view value);
+// nullopt when `hash` is a bcrypt hash as htpasswd -B and crypt(3) write it: `$2y$`, `$2b$` or
+// `$2a$`, a two-digit cost from 04 to 31, `$`, then 53 characters of [./A-Za-z0-9].
+std::optional<std::string> CheckBcryptHash(std::string_view hash);
 
 // /var/lib/iodrift as root (euid 0), else $XDG_STATE_HOME/iodrift (ignored unless absolute, as
 // the XDG spec says), else $HOME/.local/state/iodrift (HOME from the passwd entry when unset),

@@ -4,11 +4,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <atomic>
 #include <mutex>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/probes/history.h"
 #include "collectors/probes/result_store.h"
 #include "collectors/proc/boot.h"
 #include "daemon/dbus/service.h"
@@ -18,7 +20,9 @@
 #include "daemon/logging.h"
 #include "daemon/probe_metrics.h"
 #include "daemon/probe_report.h"
+#include "daemon/probes_api.h"
 #include "daemon/scheduler.h"
+#include "daemon/status_page.h"
 #include "daemon/systemd_notify.h"
 #include "iodrift_version.h"
 
@@ -139,6 +143,9 @@ HttpServerOptions ServerOptions(const config::Config& cfg) {
   options.connection_timeout_seconds = static_cast<unsigned>(
       std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(
                                  cfg.http.connection_timeout).count()));
+  options.tls_cert_file = cfg.http.tls_cert_file;
+  options.tls_key_file = cfg.http.tls_key_file;
+  options.basic_auth_users = cfg.http.basic_auth_users;
   return options;
 }
 
@@ -167,18 +174,37 @@ class Daemon {
     // Baselines survive restarts within one boot (<state_dir>/baselines, keyed by boot id).
     if (auto boot = proc::ReadBootState(ProcRoot(cfg_.proc_root))) {
       store_.EnablePersistence(cfg_.state_dir, boot->boot_id, boot->boot_time_seconds);
+      history_.SetBootId(boot->boot_id);
     } else {
       spdlog::warn("baselines: cannot read boot state ({}); baselines are kept in memory only",
                    boot.error().message);
     }
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
     exporter_->AddSource([this](std::vector<prometheus::MetricFamily>& out) {
-      AppendProbeFamilies(store_.Snapshot(), out);
+      AppendProbeFamilies(store_.Snapshot(), out, IntervalsOf(scheduler_.Probes()));
     });
     server_.Route("/metrics", [this] {
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
     });
-    server_.Route("/", [] { return HttpResponse{200, "text/html; charset=utf-8", kLandingPage}; });
+    // Status page and its JSON (status.enabled; off: the static landing page and a 404).
+    status_root_ = ProcRoot(cfg_.proc_root);
+    ApplyStatus(cfg_);
+    server_.Route("/", [this] {
+      if (!status_enabled_) return HttpResponse{200, "text/html; charset=utf-8", kLandingPage};
+      return HttpResponse{200, "text/html; charset=utf-8", RenderStatusPage(StatusInput())};
+    });
+    server_.Route("/api/v1/probes", [this] {
+      if (!status_enabled_) {
+        return HttpResponse{404, "text/plain; charset=utf-8",
+                            "status page disabled (status.enabled: false)\n"};
+      }
+      auto boot = proc::ReadBootState(status_root_);
+      return HttpResponse{200, "application/json",
+                          ProbesApiJson(boot ? boot->boot_id : std::nullopt,
+                                        boot ? boot->uptime_seconds : std::nullopt,
+                                        history_.capacity(), store_.Snapshot(),
+                                        history_.Snapshot())};
+    });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);
       notifier_.Status(started.error().message);
@@ -187,6 +213,11 @@ class Daemon {
     spdlog::info("iodriftd {} serving metrics on {}/metrics proc_root={} state_dir={} probes={}",
                  IODRIFT_VERSION, server_.BaseUrl(), cfg_.proc_root, cfg_.state_dir,
                  cfg_.probes.size());
+    scheduler_.AddListener([this](const probes::ProbeResult& r) {
+      if (!status_enabled_) return;
+      auto record = store_.Get(r.name);  // already holds r: the baseline after this run
+      history_.Add(r, record ? record->baseline : std::nullopt);
+    });
     scheduler_.AddListener([](const probes::ProbeResult& r) {
       if (r.success()) {
         spdlog::debug("probe={} kind={} result=ok duration={:.3f}s", r.name,
@@ -204,6 +235,7 @@ class Daemon {
       dbus::DbusServiceOptions dbus_options;
       dbus_options.mode = cfg_.dbus;
       dbus_options.proc_root = ProcRoot(cfg_.proc_root);
+      dbus_options.record = [this](const std::string& name) { return store_.Get(name); };
       dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
                                        [this] { return Reload(); });
     }
@@ -241,8 +273,11 @@ class Daemon {
   // Watchdog liveness (watchdog thread): the scheduler's lock can be taken (a deadlocked
   // dispatcher holds it; Probes() then blocks and the pings stop) and the HTTP listener answers
   // HEAD / on its own address. A probe stuck in the kernel holds neither.
+  // Any HTTP status counts, so basic auth (401) does not matter. Over TLS a plain HEAD gets no
+  // HTTP answer; TlsListenerReacts checks the same thing without a handshake (liveness.h).
   bool Alive() const {
     (void)scheduler_.Probes();
+    if (server_.tls()) return TlsListenerReacts(http_host_, server_.port(), std::chrono::seconds(2));
     return HttpAnswers(http_host_, server_.port(), "/", std::chrono::seconds(2));
   }
 
@@ -275,6 +310,11 @@ class Daemon {
       spdlog::warn("reload: listen changed to {}; takes effect after a restart", loaded->listen);
       loaded->listen = cfg_.listen;
     }
+    if (loaded->http != cfg_.http) {
+      spdlog::warn("reload: http (connections, TLS, basic auth) changed; takes effect after a "
+                   "restart");
+      loaded->http = cfg_.http;
+    }
     if (loaded->dbus != cfg_.dbus) {
       spdlog::warn("reload: dbus changed to {}; takes effect after a restart", loaded->dbus);
       loaded->dbus = cfg_.dbus;
@@ -287,15 +327,50 @@ class Daemon {
     exporter_->Reconfigure(ProcRoot(loaded->proc_root), loaded->collectors);
     PrepareStateDir(*loaded);
     scheduler_.Apply(loaded->probes);
+    ApplyStatus(*loaded);
     if (auto level = ParseLogLevel(loaded->log_level)) spdlog::set_level(*level);
     cfg_ = std::move(*loaded);
     spdlog::info("reload: applied {} probes={}", *cl_.config_file, cfg_.probes.size());
     return {};
   }
 
+  // status.* (start and reload): the history's bound and probe set, on/off.
+  void ApplyStatus(const config::Config& cfg) {
+    status_enabled_ = cfg.status.enabled;
+    if (!cfg.status.enabled) {
+      history_.Clear();
+      return;
+    }
+    history_.SetCapacity(cfg.status.history_runs);
+    std::set<std::string> names;
+    for (const auto& probe : cfg.probes) names.insert(probe.name);
+    history_.Retain(names);
+  }
+
+  // What the status page shows, gathered now (HTTP pool thread).
+  StatusPageInput StatusInput() const {
+    StatusPageInput in;
+    in.version = IODRIFT_VERSION;
+    in.now_seconds = std::chrono::duration<double>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+    if (auto boot = proc::ReadBootState(status_root_)) {
+      in.boot_id = boot->boot_id;
+      in.uptime_seconds = boot->uptime_seconds;
+    }
+    in.probes = scheduler_.Probes();
+    in.records = store_.Snapshot();
+    in.histories = history_.Snapshot(kMaxChartPoints);
+    in.history_runs = history_.capacity();
+    in.baselines = store_.Baselines();
+    return in;
+  }
+
   CommandLine cl_;
   config::Config cfg_;
   probes::ResultStore store_;
+  probes::ResultHistory history_;
+  std::atomic<bool> status_enabled_{true};
+  ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)
   Scheduler scheduler_;
   std::unique_ptr<Exporter> exporter_;
   HttpServer server_;

@@ -8,19 +8,123 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <gnutls/gnutls.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "collectors/common/text.h"
+#include "daemon/http_auth.h"
 
 namespace iodrift::daemon {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the reaper knows of one TCP connection (libmicrohttpd's socket context).
+struct ConnectionState {
+  int fd = -1;
+  Clock::time_point deadline;  // the next request head must be complete by then
+  bool busy = false;           // a request head arrived; its answer is under way
+  bool reaped = false;         // shut down by the reaper; libmicrohttpd closes it next
+};
+
+}  // namespace
 
 struct HttpServer::Impl {
   std::map<std::string, HttpHandler> routes;
   int gzip_level = 1;
+  std::unique_ptr<BasicAuth> auth = std::make_unique<BasicAuth>();
+  std::string cert_pem;  // kept alive for libmicrohttpd while the daemon runs
+  std::string key_pem;
+  Clock::duration request_timeout = std::chrono::seconds(10);
+
+  // Slowloris reaper: connections and a thread that shuts down the overdue ones.
+  std::mutex mu;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::set<ConnectionState*> connections;
+  std::thread reaper;
+
+  void Reap() {
+    const auto period = std::clamp<Clock::duration>(request_timeout / 4,
+                                                    std::chrono::milliseconds(100),
+                                                    std::chrono::seconds(1));
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      wake.wait_for(lock, period);
+      const auto now = Clock::now();
+      for (ConnectionState* c : connections) {
+        if (c->busy || c->reaped || c->fd < 0 || now < c->deadline) continue;
+        // Under `mu`: the CLOSED notification (which runs before libmicrohttpd closes the fd)
+        // waits for us, so `fd` still belongs to this connection. shutdown() makes the next
+        // read see end of file and libmicrohttpd closes the connection on its own thread.
+        ::shutdown(c->fd, SHUT_RDWR);
+        c->reaped = true;
+      }
+    }
+  }
+
+  ConnectionState* StateOf(MHD_Connection* connection) {
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == nullptr ? nullptr : static_cast<ConnectionState*>(info->socket_context);
+  }
 };
 
 namespace {
+
+void OnConnection(void* cls, MHD_Connection* connection, void** socket_context,
+                  MHD_ConnectionNotificationCode code) {
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    auto state = std::make_unique<ConnectionState>();
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    state->fd = info == nullptr ? -1 : info->connect_fd;
+    state->deadline = Clock::now() + impl->request_timeout;
+    std::lock_guard lock(impl->mu);
+    impl->connections.insert(state.get());
+    *socket_context = state.release();
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    auto* state = static_cast<ConnectionState*>(*socket_context);
+    if (state == nullptr) return;
+    {
+      std::lock_guard lock(impl->mu);
+      impl->connections.erase(state);
+    }
+    delete state;
+    *socket_context = nullptr;
+  }
+}
+
+// A request is done (answered or aborted): the connection may carry the next one, whose head
+// must arrive within the timeout again.
+void OnRequestCompleted(void* cls, MHD_Connection* connection, void** /*con_cls*/,
+                        MHD_RequestTerminationCode /*code*/) {
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  ConnectionState* state = impl->StateOf(connection);
+  if (state == nullptr) return;
+  std::lock_guard lock(impl->mu);
+  state->busy = false;
+  state->deadline = Clock::now() + impl->request_timeout;
+}
+
+void MarkBusy(HttpServer::Impl* impl, MHD_Connection* connection) {
+  ConnectionState* state = impl->StateOf(connection);
+  if (state == nullptr) return;
+  std::lock_guard lock(impl->mu);
+  state->busy = true;
+}
 
 bool AcceptsGzip(MHD_Connection* connection) {
   const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
@@ -45,6 +149,9 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
   MHD_add_response_header(mhd, MHD_HTTP_HEADER_CONTENT_TYPE, response.content_type.c_str());
   if (gzip) MHD_add_response_header(mhd, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
   MHD_add_response_header(mhd, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  if (response.status == MHD_HTTP_UNAUTHORIZED) {
+    MHD_add_response_header(mhd, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"iodrift\"");
+  }
   MHD_Result result = MHD_queue_response(connection, static_cast<unsigned>(response.status), mhd);
   MHD_destroy_response(mhd);
   return result;
@@ -59,6 +166,7 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
   auto* impl = static_cast<HttpServer::Impl*>(cls);
   if (*con_cls == nullptr) {
     *con_cls = &headers_seen;
+    MarkBusy(impl, connection);
     return MHD_YES;
   }
   if (*upload_data_size != 0) {
@@ -66,6 +174,16 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
     *upload_data_size = 0;
     *con_cls = &body_seen;
     return MHD_YES;
+  }
+  // Authentication first, for every path and method: a client without credentials learns
+  // nothing about which paths exist.
+  if (impl->auth->enabled()) {
+    const char* authorization = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                            MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!impl->auth->Allows(authorization == nullptr ? "" : authorization)) {
+      // Queue() adds `WWW-Authenticate: Basic realm="iodrift"` to every 401.
+      return Queue(connection, {401, "text/plain; charset=utf-8", "unauthorized\n"}, false, 0);
+    }
   }
   if (*con_cls == &body_seen) {
     return Queue(connection, {413, "text/plain; charset=utf-8", "request body not accepted\n"},
@@ -92,7 +210,52 @@ void LogMhdError(void* /*cls*/, const char* /*fmt*/, va_list /*ap*/) {
   // libmicrohttpd reports client-side trouble (resets, timeouts) here; not worth a log line.
 }
 
+// The contents of the PEM file named by `key` (at most 1 MiB).
+Expected<std::string> ReadPem(const std::string& key, const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    const int err = errno;
+    return Fail(err, SystemErrorMessage(key + " " + path, err));
+  }
+  std::string text;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Fail(err, SystemErrorMessage(key + " " + path, err));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > 1024 * 1024) {
+      ::close(fd);
+      return Fail(EFBIG, key + " " + path + ": larger than 1 MiB");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
 }  // namespace
+
+Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::string& key_pem) {
+  gnutls_certificate_credentials_t credentials = nullptr;
+  if (gnutls_certificate_allocate_credentials(&credentials) < 0) {
+    return Fail(ENOMEM, "TLS: cannot allocate GnuTLS credentials");
+  }
+  gnutls_datum_t cert{reinterpret_cast<unsigned char*>(const_cast<char*>(cert_pem.data())),
+                      static_cast<unsigned>(cert_pem.size())};
+  gnutls_datum_t key{reinterpret_cast<unsigned char*>(const_cast<char*>(key_pem.data())),
+                     static_cast<unsigned>(key_pem.size())};
+  // Parses both and checks that the key belongs to the (first) certificate.
+  const int rc =
+      gnutls_certificate_set_x509_key_mem2(credentials, &cert, &key, GNUTLS_X509_FMT_PEM, nullptr, 0);
+  gnutls_certificate_free_credentials(credentials);
+  if (rc < 0) return Fail(EINVAL, gnutls_strerror(rc));
+  return {};
+}
 
 Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& listen) {
   std::string host;
@@ -145,6 +308,30 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
   if (!host_port) return tl::unexpected(host_port.error());
   host_ = host_port->first;
   impl_->gzip_level = options.gzip_level;
+  impl_->request_timeout = std::chrono::seconds(std::max(1u, options.connection_timeout_seconds));
+  impl_->auth = std::make_unique<BasicAuth>(options.basic_auth_users);
+
+  // TLS files first: a bad certificate must stop the daemon before it binds anything.
+  tls_ = false;
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return Fail(EINVAL, "TLS needs both tls_cert_file and tls_key_file");
+  }
+  if (!options.tls_cert_file.empty()) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      return Fail(ENOTSUP, "TLS: this libmicrohttpd was built without TLS support");
+    }
+    auto cert = ReadPem("tls_cert_file", options.tls_cert_file);
+    if (!cert) return tl::unexpected(cert.error());
+    auto key = ReadPem("tls_key_file", options.tls_key_file);
+    if (!key) return tl::unexpected(key.error());
+    if (auto usable = CheckTlsCredentials(*cert, *key); !usable) {
+      return Fail(EINVAL, "TLS: tls_cert_file " + options.tls_cert_file + " / tls_key_file " +
+                              options.tls_key_file + ": " + usable.error().message);
+    }
+    impl_->cert_pem = std::move(*cert);
+    impl_->key_pem = std::move(*key);
+    tls_ = true;
+  }
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -176,23 +363,53 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
                                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  // TLS options go in an array so one MHD_start_daemon call serves both cases. TLS 1.2 and 1.3
+  // only, as node_exporter's default min_version.
+  static const char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+  std::vector<MHD_OptionItem> tls_options;
+  if (tls_) {
+    flags |= MHD_USE_TLS;
+    tls_options.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, impl_->cert_pem.data()});
+    tls_options.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, impl_->key_pem.data()});
+    tls_options.push_back(
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)});
+  }
+  tls_options.push_back({MHD_OPTION_END, 0, nullptr});
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = false;
+  }
   daemon_ = MHD_start_daemon(
       flags, 0, nullptr, nullptr, &HandleRequest, impl_.get(),
       MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(options.threads),
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(options.max_connections),
       MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options.connection_timeout_seconds),
+      // Request line + headers must fit in this; larger ones get 414/431 and are closed.
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(64 * 1024),
+      MHD_OPTION_NOTIFY_CONNECTION, &OnConnection, impl_.get(),
+      MHD_OPTION_NOTIFY_COMPLETED, &OnRequestCompleted, impl_.get(),
       MHD_OPTION_EXTERNAL_LOGGER, &LogMhdError, nullptr,
+      MHD_OPTION_ARRAY, tls_options.data(),
       MHD_OPTION_END);
   if (daemon_ == nullptr) {
     ::close(fd);
-    return Fail(EIO, "listen " + options.listen + ": libmicrohttpd failed to start");
+    return Fail(EIO, "listen " + options.listen + ": libmicrohttpd failed to start" +
+                         (tls_ ? " (TLS)" : ""));
   }
+  impl_->reaper = std::thread([impl = impl_.get()] { impl->Reap(); });
   return {};
 }
 
 void HttpServer::Stop() {
+  if (impl_->reaper.joinable()) {
+    {
+      std::lock_guard lock(impl_->mu);
+      impl_->stopping = true;
+    }
+    impl_->wake.notify_all();
+    impl_->reaper.join();
+  }
   if (daemon_ != nullptr) {
     MHD_stop_daemon(daemon_);
     daemon_ = nullptr;
@@ -202,7 +419,7 @@ void HttpServer::Stop() {
 std::string HttpServer::BaseUrl() const {
   std::string host = host_ == "0.0.0.0" ? "127.0.0.1" : host_ == "::" ? "::1" : host_;
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return "http://" + host + ":" + std::to_string(port_);
+  return (tls_ ? "https://" : "http://") + host + ":" + std::to_string(port_);
 }
 
 }  // namespace iodrift::daemon

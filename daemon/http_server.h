@@ -3,12 +3,25 @@
 // Why not prometheus-cpp's Exposer: Debian 12's prometheus-cpp embeds civetweb 1.15, which
 // crashes on the first TLS handshake under OpenSSL 3, has no socket activation and serializes
 // every scrape under one mutex. libmicrohttpd gives per-connection timeouts, connection limits,
-// a thread pool, and (later) TLS via GnuTLS. prometheus-cpp stays the metric model and text
-// format.
+// a thread pool, and TLS via GnuTLS. prometheus-cpp stays the metric model and text format.
 //
 // The server knows nothing about metrics: it maps GET paths to handlers that return a body, and
 // gzips that body when the client sends `Accept-Encoding: gzip` (Prometheus always does).
-// Unknown paths answer 404, other methods 405, request bodies are refused (413).
+//
+// Protections, the same for every route:
+// - TLS (optional): HTTPS only, TLS 1.2 or newer, certificate and key from PEM files read and
+//   checked at Start().
+// - Basic auth (optional, http_auth.h): every request without valid credentials gets 401 with
+//   `WWW-Authenticate: Basic realm="iodrift"`, before the path is looked at (so unknown paths do
+//   not tell which ones exist).
+// - Unknown paths answer 404, methods other than GET/HEAD 405, request bodies 413.
+// - A request line or headers that do not fit the per-connection memory limit (64 KiB) are
+//   answered by libmicrohttpd (414 URI too long / 431 header fields too large) and closed.
+// - At most `max_connections` connections at once; more are closed at accept.
+// - libmicrohttpd's connection timeout only fires on *idle* connections: a client sending one
+//   byte a second never idles (slowloris). A reaper thread therefore also closes every
+//   connection that has not delivered a complete request head within `connection_timeout` of
+//   opening or of its previous response.
 //
 // Thread-safety: handlers run on the server's pool threads, possibly concurrently. Start() and
 // Stop() are called from one thread.
@@ -19,6 +32,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "collectors/common/error.h"
 
@@ -40,6 +55,11 @@ struct HttpServerOptions {
   unsigned connection_timeout_seconds = 10;
   unsigned threads = 2;
   int gzip_level = 1;                      // zlib level for gzip responses (1 = fastest)
+  // TLS: PEM files, both set = HTTPS only. Read by Start().
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
+  // Basic auth: user -> bcrypt hash; empty = no authentication.
+  std::map<std::string, std::string> basic_auth_users{};
 };
 
 class HttpServer {
@@ -53,7 +73,8 @@ class HttpServer {
   void Route(std::string path, HttpHandler handler);
 
   // Binds and starts serving. Fails with a one-line message naming the address
-  // ("listen 127.0.0.1:9723: address already in use") when the socket cannot be bound.
+  // ("listen 127.0.0.1:9723: address already in use") when the socket cannot be bound, or the
+  // file and what is wrong when a TLS file cannot be read or parsed.
   Expected<void> Start(const HttpServerOptions& options);
 
   // Stops accepting and waits for running handlers. Idempotent.
@@ -61,8 +82,10 @@ class HttpServer {
 
   // The port actually bound (useful with port 0). 0 before Start().
   std::uint16_t port() const { return port_; }
-  // "http://HOST:PORT"
+  // "http://HOST:PORT", or "https://HOST:PORT" with TLS.
   std::string BaseUrl() const;
+  // True when serving HTTPS (after a successful Start()).
+  bool tls() const { return tls_; }
 
   // Handles one request; public for the libmicrohttpd callback, not for callers.
   struct Impl;
@@ -72,7 +95,12 @@ class HttpServer {
   MHD_Daemon* daemon_ = nullptr;
   std::uint16_t port_ = 0;
   std::string host_;
+  bool tls_ = false;
 };
+
+// Checks that `cert_pem` and `key_pem` form a usable GnuTLS credential (certificate parses, key
+// parses and matches it). Fails with GnuTLS's reason.
+Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::string& key_pem);
 
 // Splits "HOST:PORT" / "[V6]:PORT". Fails with a message naming the text.
 Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& listen);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -43,11 +44,9 @@ bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point deadlin
   }
 }
 
-}  // namespace
-
-bool HttpAnswers(const std::string& host, std::uint16_t port, const std::string& path,
-                 std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+// A non-blocking socket connected to HOST:PORT (wildcards mean loopback) by `deadline`, or -1.
+int ConnectBy(const std::string& host, std::uint16_t port,
+              std::chrono::steady_clock::time_point deadline) {
   sockaddr_storage addr{};
   socklen_t len = 0;
   std::string h = host;
@@ -65,26 +64,42 @@ bool HttpAnswers(const std::string& host, std::uint16_t port, const std::string&
     v6->sin6_port = htons(port);
     len = sizeof(sockaddr_in6);
   } else {
-    return false;
+    return -1;
   }
-  Fd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return false;
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    if (errno != EINPROGRESS || !WaitFor(fd.get(), POLLOUT, deadline)) return false;
+  const int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
     int err = 0;
     socklen_t err_len = sizeof(err);
-    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0) {
-      return false;
+    if (errno != EINPROGRESS || !WaitFor(fd, POLLOUT, deadline) ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0 || err != 0) {
+      ::close(fd);
+      return -1;
     }
   }
-  const std::string request = "HEAD " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  return fd;
+}
+
+bool SendAll(int fd, std::string_view data, std::chrono::steady_clock::time_point deadline) {
   std::size_t sent = 0;
-  while (sent < request.size()) {
-    if (!WaitFor(fd.get(), POLLOUT, deadline)) return false;
-    ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+  while (sent < data.size()) {
+    if (!WaitFor(fd, POLLOUT, deadline)) return false;
+    ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
     if (n > 0) sent += static_cast<std::size_t>(n);
   }
+  return true;
+}
+
+}  // namespace
+
+bool HttpAnswers(const std::string& host, std::uint16_t port, const std::string& path,
+                 std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Fd fd(ConnectBy(host, port, deadline));
+  if (fd.get() < 0) return false;
+  const std::string request = "HEAD " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  if (!SendAll(fd.get(), request, deadline)) return false;
   std::string reply;
   while (reply.size() < 9) {
     if (!WaitFor(fd.get(), POLLIN, deadline)) return false;
@@ -98,6 +113,28 @@ bool HttpAnswers(const std::string& host, std::uint16_t port, const std::string&
     reply.append(buf, static_cast<std::size_t>(n));
   }
   return reply.size() >= 9 && reply.compare(0, 7, "HTTP/1.") == 0 && reply[8] == ' ';
+}
+
+bool TlsListenerReacts(const std::string& host, std::uint16_t port,
+                       std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Fd fd(ConnectBy(host, port, deadline));
+  if (fd.get() < 0) return false;
+  // One complete TLS record (type 21 = alert, version 3.3, length 2): fatal (2)
+  // handshake_failure (40). Complete, so the server never waits for more bytes.
+  static constexpr char kAlert[] = {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28};
+  if (!SendAll(fd.get(), std::string_view(kAlert, sizeof(kAlert)), deadline)) {
+    return errno == ECONNRESET || errno == EPIPE;  // closed on us already: it reacted
+  }
+  for (;;) {
+    // POLLHUP / POLLERR (a reset) count as a reaction too.
+    if (!WaitFor(fd.get(), POLLIN | POLLHUP | POLLERR, deadline)) return false;  // silent
+    char buf[64];
+    const ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
+    if (n >= 0) return true;  // bytes (an alert) or end of file
+    if (errno == EAGAIN || errno == EINTR) continue;
+    return errno == ECONNRESET;
+  }
 }
 
 }  // namespace iodrift::daemon

@@ -18,4 +18,14 @@ namespace iodrift::daemon {
 bool HttpAnswers(const std::string& host, std::uint16_t port, const std::string& path,
                  std::chrono::milliseconds timeout);
 
+// For an HTTPS listener, where a plain `HEAD` gets no HTTP answer: true when HOST:PORT accepts a
+// connection and, after we send one TLS record holding a fatal alert (a client giving up before
+// its handshake), the server reacts within `timeout`: it closes or resets the connection, or
+// sends bytes (a TLS alert). A server thread that handles connections does so at once; a wedged
+// one leaves the connection open and silent. This needs no TLS client, no trust in the
+// certificate (an expired one must not make systemd kill the daemon) and no credentials; it
+// checks as much as HttpAnswers does: that the thread that accepted the connection works.
+bool TlsListenerReacts(const std::string& host, std::uint16_t port,
+                       std::chrono::milliseconds timeout);
+
 }  // namespace iodrift::daemon

@@ -1,6 +1,7 @@
 #include "daemon/probe_metrics.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "collectors/common/families.h"
@@ -34,10 +35,22 @@ const std::vector<std::string>& KnownSuspectReasons() {
   return kReasons;
 }
 
+ProbeIntervals IntervalsOf(const std::vector<config::ProbeSpec>& specs) {
+  ProbeIntervals out;
+  for (const auto& spec : specs) {
+    out[spec.name] = std::chrono::duration<double>(spec.interval).count();
+  }
+  return out;
+}
+
 void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
-                         std::vector<MetricFamily>& out) {
+                         std::vector<MetricFamily>& out, const ProbeIntervals& intervals) {
   if (records.empty()) return;
   std::string last = kLastRun;
+  auto interval = MakeFamily("iodrift_probe_interval_seconds",
+                             "Configured schedule interval of the probe (each run comes after "
+                             "interval x U(0.9, 1.1)).",
+                             MetricType::Gauge);
   auto success = MakeFamily("iodrift_probe_success", "1 when the probe run succeeded." + last,
                             MetricType::Gauge);
   auto supported = MakeFamily("iodrift_probe_supported",
@@ -68,6 +81,12 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                             "Per-operation latency of random and metadata probes, cumulative over "
                             "all runs since the daemon started.",
                             MetricType::Histogram);
+  auto latency_last = MakeFamily("iodrift_probe_latency_last_seconds",
+                                 "Per-operation latency of random and metadata probes: quantiles "
+                                 "0.5 and 0.99 (exact, nearest rank) of the last successful run; "
+                                 "_count and _sum cumulative since the daemon started, as in "
+                                 "iodrift_probe_latency_seconds.",
+                                 MetricType::Summary);
   auto cpu = MakeFamily("iodrift_probe_cpu_seconds",
                         "CPU time of the probe thread during the run, by mode (system CPU per GiB "
                         "tells allocation cost from device time)." + last,
@@ -126,6 +145,9 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
     AddSample(supported, r.supported ? 1 : 0, labels);
     AddSample(duration, r.duration_seconds, labels);
     AddSample(last_run, r.start_time_seconds, labels);
+    if (auto it = intervals.find(r.name); it != intervals.end()) {
+      AddSample(interval, it->second, labels);
+    }
     for (auto outcome : {probes::Outcome::kOk, probes::Outcome::kError, probes::Outcome::kTimeout,
                          probes::Outcome::kSkipped}) {
       auto it = s.runs.find(outcome);
@@ -169,6 +191,16 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
       metric.histogram.sample_sum = s.latency_total.sum_seconds;
       latency.metric.push_back(std::move(metric));
     }
+    if (r.success() && r.latency && (r.latency->p50_seconds || r.latency->p99_seconds)) {
+      prometheus::ClientMetric metric;
+      metric.label = labels;
+      const auto& l = *r.latency;
+      if (l.p50_seconds) metric.summary.quantile.push_back({0.5, *l.p50_seconds});
+      if (l.p99_seconds) metric.summary.quantile.push_back({0.99, *l.p99_seconds});
+      metric.summary.sample_count = s.latency_total.count;
+      metric.summary.sample_sum = s.latency_total.sum_seconds;
+      latency_last.metric.push_back(std::move(metric));
+    }
     AddSample(cpu, r.cpu_user_seconds, With(labels, "mode", "user"));
     AddSample(cpu, r.cpu_system_seconds, With(labels, "mode", "system"));
     for (const auto& [field, value] : r.context) {
@@ -198,8 +230,9 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
       AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
     }
   }
-  for (auto* family : {&success, &supported, &duration, &last_run, &runs, &read_total, &bytes,
-                       &throughput, &baseline, &ratio, &worst, &worst_uptime, &correlation, &ops, &latency, &cpu, &context, &suspect, &info, &tax}) {
+  for (auto* family : {&success, &supported, &duration, &last_run, &interval, &runs, &read_total,
+                       &bytes, &throughput, &baseline, &ratio, &worst, &worst_uptime, &correlation,
+                       &ops, &latency, &latency_last, &cpu, &context, &suspect, &info, &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

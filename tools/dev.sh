@@ -20,10 +20,12 @@ build_packages=(
   build-essential cmake pkg-config git
   prometheus-cpp-dev libmicrohttpd-dev zlib1g-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libexpected-dev libgtest-dev libgmock-dev
+  libgnutls28-dev libcrypt-dev
 )
 # What the test suite drives for real.
 test_packages=(
   python3 curl prometheus dbus util-linux e2fsprogs fuse3 libfuse3-dev clang-14 libclang-rt-14-dev
+  openssl wrk chromium
 )
 
 log() { printf 'dev.sh: %s\n' "$*" >&2; }

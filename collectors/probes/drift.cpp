@@ -280,4 +280,26 @@ std::string ExplainProbe(const ProbeRecord& record, const DriftWindow& window) {
   return out;
 }
 
+std::map<std::string, double> ExplainFigures(const ProbeRecord& record, const DriftWindow& window) {
+  std::map<std::string, double> out;
+  auto put = [&](const char* key, const std::optional<double>& value) {
+    if (value && std::isfinite(*value)) out[key] = *value;
+  };
+  put("last", record.last_figure);
+  put("baseline", record.baseline);
+  put("ratio", record.baseline_ratio);
+  put("worst_ratio", record.worst_ratio);
+  put("uptime_at_worst", record.uptime_at_worst);
+  out["window_runs"] = static_cast<double>(window.size());
+  out["baseline_runs_needed"] = static_cast<double>(record.baseline_runs_needed);
+  out["baseline_runs_counted"] =
+      static_cast<double>(record.baseline ? record.baseline_runs_needed
+                                          : record.baseline_samples.size());
+  const DriftCorrelations rho = window.Correlations();
+  for (std::size_t f = 0; f < kDriftFeatureCount; ++f) {
+    if (rho[f]) out["rho." + std::string(DriftFeatureName(f))] = *rho[f];
+  }
+  return out;
+}
+
 }  // namespace iodrift::probes

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -118,5 +119,11 @@ struct ProbeRecord;  // result_store.h
 // baseline was formed), the worst ratio of this boot, then the features ranked by |rho| with
 // their current value and their value at baseline time. Pure; never fails (says what is missing).
 std::string ExplainProbe(const ProbeRecord& record, const DriftWindow& window);
+
+// The numbers behind ExplainProbe, for scripts (D-Bus Explain, `iodriftctl explain --json`):
+// last, baseline, ratio, worst_ratio, uptime_at_worst (those that exist), window_runs,
+// baseline_runs_needed, baseline_runs_counted, and "rho.<feature>" for every feature with a
+// correlation over `window`.
+std::map<std::string, double> ExplainFigures(const ProbeRecord& record, const DriftWindow& window);
 
 }  // namespace iodrift::probes

@@ -73,6 +73,7 @@ struct DbusService::Impl {
   std::vector<sdbus::Struct<std::string, std::string, std::string>> ListProbes();
   void RunProbe(sdbus::Result<Dict>&& reply, const std::string& name, const std::string& sender);
   std::map<std::string, std::uint64_t> Snapshot();
+  std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
   std::vector<std::string> Reload();
 
   // Scheduler listener (dispatcher thread).
@@ -139,6 +140,9 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
     impl_.RunProbe(std::move(reply), name, message ? message->getSender() : std::string());
   }
   std::map<std::string, std::uint64_t> Snapshot() override { return impl_.Snapshot(); }
+  std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name) override {
+    return impl_.Explain(name);
+  }
   std::vector<std::string> Reload() override { return impl_.Reload(); }
   std::string Version() override { return IODRIFT_VERSION; }
 
@@ -200,6 +204,28 @@ std::map<std::string, std::uint64_t> DbusService::Impl::Snapshot() {
     if (boot->boot_time_seconds) out["boot_time_seconds"] = *boot->boot_time_seconds;
   }
   return out;
+}
+
+std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explain(
+    const std::string& name) {
+  std::optional<config::ProbeSpec> spec;
+  for (auto& candidate : scheduler.Probes()) {
+    if (candidate.name == name) spec = candidate;
+  }
+  if (!spec) {
+    throw sdbus::Error(kErrorUnknownProbe, "no probe named '" + name + "'; ListProbes shows the names");
+  }
+  if (!options.record) throw sdbus::Error(kErrorFailed, "explain is not available in this daemon");
+  auto record = options.record(name);
+  if (!record) {
+    // Configured but never ran (yet): say so in the same shape as ExplainProbe.
+    const std::string target = spec->target.empty() ? "" : ", " + spec->target;
+    return {"probe " + name + " (" + std::string(config::ProbeKindName(spec->kind)) + target +
+                ")\n  last:      no run yet since the daemon started\n",
+            {}};
+  }
+  return {probes::ExplainProbe(*record, record->window),
+          probes::ExplainFigures(*record, record->window)};
 }
 
 std::vector<std::string> DbusService::Impl::Reload() {

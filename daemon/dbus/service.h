@@ -4,7 +4,8 @@
 // It owns the bus name org.iodrift.Monitor1 and exports /org/iodrift/Monitor1 with ListProbes,
 // RunProbe (asynchronous: the bus thread only queues the request; a completer thread answers
 // when the scheduler's future resolves; a request for a probe already running joins that run),
-// Snapshot (meminfo and uptime read now), Reload (through a callback of the app), the
+// Snapshot (meminfo and uptime read now), Explain (drift.h ExplainProbe on the probe's record
+// from the app's ResultStore), Reload (through a callback of the app), the
 // ProbeCompleted signal for every recorded result (scheduled or on demand) and the Version
 // property. RunProbe is rate limited per caller and globally (rate_limiter.h) and at most
 // `max_pending` requests wait at once (Busy beyond).
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "collectors/common/proc_root.h"
+#include "collectors/probes/result_store.h"
 #include "daemon/dbus/rate_limiter.h"
 
 namespace iodrift::daemon {
@@ -44,10 +46,13 @@ inline constexpr const char* kErrorInvalidConfig = "org.iodrift.Error.InvalidCon
 
 // Re-reads and applies the config; returns the problems (empty: applied). Runs on the bus thread.
 using ReloadFn = std::function<std::vector<std::string>()>;
+// The stored record of probe `name` (ResultStore::Get); nullopt when it never ran. Bus thread.
+using RecordFn = std::function<std::optional<probes::ProbeRecord>(const std::string&)>;
 
 struct DbusServiceOptions {
   std::string mode = "auto";  // auto | system | session | ADDRESS (not "none")
   ProcRoot proc_root;         // for Snapshot
+  RecordFn record;            // for Explain; without it Explain answers Failed
   RateLimiterOptions rate_limits;
   std::size_t max_pending = 64;  // RunProbe requests waiting for a result, then Busy
 };

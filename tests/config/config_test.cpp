@@ -971,5 +971,106 @@ TEST(LoadFromString, RejectsBadSchedulerValuesNamingLineAndKey) {
   EXPECT_NE(all.find("s.yaml:5:9: scheduler.nice:"), std::string::npos) << all;
 }
 
+// ---- http: TLS and basic auth --------------------------------------------------------------------
+
+constexpr const char* kBcrypt = "$2y$10$ZpUdDe5bPu/d8/Nk3wSCOuRRp9bWlEb1/Cx9Kqp7wsr0pTp1OdkF6";
+
+TEST(LoadFromString, HttpTlsAndBasicAuthLoad) {
+  TempDir dir;
+  const auto cert = dir.path() / "tls.crt";
+  const auto key = dir.path() / "tls.key";
+  std::ofstream(cert) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  std::ofstream(key) << "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+  Config config = LoadOk("http:\n  tls_cert_file: " + cert.string() + "\n  tls_key_file: " +
+                         key.string() + "\n  basic_auth_users:\n    alice: " + kBcrypt +
+                         "\n    bob: \"$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy\"\n");
+  EXPECT_EQ(config.http.tls_cert_file, cert.string());
+  EXPECT_EQ(config.http.tls_key_file, key.string());
+  ASSERT_EQ(config.http.basic_auth_users.size(), 2u);
+  EXPECT_EQ(config.http.basic_auth_users.at("alice"), kBcrypt);
+  // Omitted or empty: TLS and auth off.
+  EXPECT_TRUE(LoadOk("http:\n  basic_auth_users:\n").http.basic_auth_users.empty());
+  EXPECT_TRUE(LoadOk("http:\n  basic_auth_users: {}\n").http.basic_auth_users.empty());
+  EXPECT_TRUE(LoadOk("").http.tls_cert_file.empty());
+}
+
+TEST(LoadFromString, TlsFilesMustBeReadablePemOfTheRightKind) {
+  TempDir dir;
+  const auto cert = dir.path() / "tls.crt";
+  const auto key = dir.path() / "tls.key";
+  const auto encrypted = dir.path() / "enc.key";
+  std::ofstream(cert) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  std::ofstream(key) << "-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\n";
+  std::ofstream(encrypted) << "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n"
+                              "-----END ENCRYPTED PRIVATE KEY-----\n";
+  auto doc = [](const std::filesystem::path& c, const std::filesystem::path& k) {
+    return "http:\n  tls_cert_file: " + c.string() + "\n  tls_key_file: " + k.string() + "\n";
+  };
+  LoadOk(doc(cert, key));
+  // Swapped: the key file holds no certificate, the certificate file no key.
+  auto swapped = ProblemsOf(doc(key, cert));
+  ASSERT_EQ(swapped.size(), 2u) << Joined(swapped);
+  EXPECT_THAT(swapped[0].ToString(), StartsWith("bad.yaml:2:18: http.tls_cert_file: not a PEM "
+                                                "certificate"));
+  EXPECT_THAT(swapped[1].ToString(), StartsWith("bad.yaml:3:17: http.tls_key_file: not a PEM "
+                                                "private key"));
+  EXPECT_THAT(OnlyProblem(doc(cert, encrypted)).ToString(),
+              HasSubstr("http.tls_key_file: the private key in"));
+  EXPECT_EQ(OnlyProblem(doc(cert, dir.path() / "none.key")).ToString(),
+            "bad.yaml:3:17: http.tls_key_file: cannot read `" + (dir.path() / "none.key").string() +
+                "`: no such file or directory");
+  EXPECT_THAT(OnlyProblem(doc(cert, dir.path())).ToString(),
+              HasSubstr("http.tls_key_file: `" + dir.path().string() + "` is not a regular file"));
+  if (::geteuid() != 0) {  // root reads everything
+    std::filesystem::permissions(key, std::filesystem::perms::none);
+    EXPECT_THAT(OnlyProblem(doc(cert, key)).ToString(), HasSubstr("permission denied"));
+  }
+  // Both or neither.
+  EXPECT_EQ(OnlyProblem("http:\n  tls_cert_file: " + cert.string() + "\n").ToString(),
+            "bad.yaml:2:3: http.tls_key_file: missing (tls_cert_file needs tls_key_file, the "
+            "certificate's private key)");
+  EXPECT_EQ(OnlyProblem("http:\n  tls_key_file: " + key.string() + "\n").ToString(),
+            "bad.yaml:2:3: http.tls_cert_file: missing (tls_key_file needs tls_cert_file, the "
+            "certificate)");
+}
+
+TEST(LoadFromString, BasicAuthNeedsBcryptHashesAndNeverEchoesThem) {
+  const Problem plain = OnlyProblem("http:\n  basic_auth_users:\n    alice: hunter2\n");
+  EXPECT_THAT(plain.ToString(), StartsWith("bad.yaml:3:12: http.basic_auth_users.alice: must be a "
+                                           "bcrypt hash"));
+  EXPECT_THAT(plain.ToString(), ::testing::Not(HasSubstr("hunter2")));
+  EXPECT_THAT(OnlyProblem("http:\n  basic_auth_users:\n    bob: \"$1$saltsalt$qjXMvbEw8oaL.CzflDugX/\"\n")
+                  .ToString(),
+              StartsWith("bad.yaml:3:10: http.basic_auth_users.bob: must be a bcrypt hash"));
+  EXPECT_THAT(OnlyProblem("http:\n  basic_auth_users:\n    bob:\n").ToString(),
+              StartsWith("bad.yaml:3:5: http.basic_auth_users.bob: has no value"));
+  EXPECT_THAT(OnlyProblem("http:\n  basic_auth_users: alice\n").ToString(),
+              StartsWith("bad.yaml:2:21: http.basic_auth_users: expected a map of user: bcrypt "
+                         "hash, got `alice`"));
+  EXPECT_THAT(OnlyProblem(std::string("http:\n  basic_auth_users:\n    \"a:b\": ") + kBcrypt + "\n")
+                  .ToString(),
+              StartsWith("bad.yaml:3:5: http.basic_auth_users: user name `a:b` must be"));
+  EXPECT_THAT(OnlyProblem(std::string("http:\n  basic_auth_users:\n    x: ") + kBcrypt + "\n    x: " +
+                          kBcrypt + "\n")
+                  .ToString(),
+              StartsWith("bad.yaml:4:5: http.basic_auth_users.x: duplicate user"));
+}
+
+TEST(CheckBcryptHash, AcceptsTheThreeBcryptPrefixesOnly) {
+  EXPECT_EQ(CheckBcryptHash(kBcrypt), std::nullopt);
+  std::string h = kBcrypt;
+  for (const char* prefix : {"$2a$", "$2b$", "$2y$"}) {
+    EXPECT_EQ(CheckBcryptHash(prefix + h.substr(4)), std::nullopt) << prefix;
+  }
+  EXPECT_NE(CheckBcryptHash("$2x$" + h.substr(4)), std::nullopt);
+  EXPECT_NE(CheckBcryptHash("$2$" + h.substr(4)), std::nullopt);
+  EXPECT_NE(CheckBcryptHash(h.substr(0, 59)), std::nullopt);
+  EXPECT_NE(CheckBcryptHash(h + "A"), std::nullopt);
+  EXPECT_NE(CheckBcryptHash("$2y$03$" + h.substr(7)), std::nullopt);
+  EXPECT_NE(CheckBcryptHash("$2y$1x$" + h.substr(7)), std::nullopt);
+  EXPECT_NE(CheckBcryptHash(h.substr(0, 59) + "!"), std::nullopt);
+  EXPECT_NE(CheckBcryptHash(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace iodrift::config

@@ -1,7 +1,20 @@
 #include "daemon/http_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace iodrift::daemon {
@@ -52,6 +65,161 @@ TEST(HttpServer, ServesRoutesOnAFreePortAndNamesTheAddressOnBindFailure) {
   EXPECT_EQ(busy.error().message,
             "listen 127.0.0.1:" + std::to_string(server.port()) + ": address already in use");
   server.Stop();
+}
+
+// ---- raw-socket helpers ---------------------------------------------------------------------------
+
+int ConnectLoopback(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `request` and reads until the server closes (or 5 s pass); returns what came back.
+std::string Exchange(std::uint16_t port, const std::string& request) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string reply;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{fd, POLLIN, 0};
+    if (::poll(&pfd, 1, 200) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
+std::string Get(std::uint16_t port, const std::string& path, const std::string& extra = "") {
+  return Exchange(port, "GET " + path + " HTTP/1.0\r\nHost: x\r\n" + extra + "\r\n");
+}
+
+// bcrypt (cost 4) of "s3cret"; "alice:s3cret" in base64 is YWxpY2U6czNjcmV0.
+constexpr const char* kHash = "$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy";
+
+TEST(HttpServer, BasicAuthGuardsEveryPath) {
+  HttpServer server;
+  server.Route("/x", [] { return HttpResponse{200, "text/plain", "hello"}; });
+  HttpServerOptions options{.listen = "127.0.0.1:0"};
+  options.basic_auth_users = {{"alice", kHash}};
+  ASSERT_TRUE(server.Start(options));
+  const std::string denied = Get(server.port(), "/x");
+  EXPECT_THAT(denied, ::testing::StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(denied, ::testing::HasSubstr("WWW-Authenticate: Basic realm=\"iodrift\""));
+  EXPECT_THAT(denied, ::testing::Not(::testing::HasSubstr("hello")));
+  // Unknown paths are 401 too: no hint which paths exist.
+  EXPECT_THAT(Get(server.port(), "/nope"), ::testing::StartsWith("HTTP/1.1 401"));
+  EXPECT_THAT(Get(server.port(), "/x", "Authorization: Basic YWxpY2U6d3Jvbmc=\r\n"),
+              ::testing::StartsWith("HTTP/1.1 401"));  // alice:wrong
+  const std::string ok = Get(server.port(), "/x", "Authorization: Basic YWxpY2U6czNjcmV0\r\n");
+  EXPECT_THAT(ok, ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(ok, ::testing::HasSubstr("hello"));
+  EXPECT_THAT(Get(server.port(), "/nope", "Authorization: Basic YWxpY2U6czNjcmV0\r\n"),
+              ::testing::StartsWith("HTTP/1.1 404"));
+}
+
+TEST(HttpServer, OversizedRequestLineAndHeadersAreRefused) {
+  HttpServer server;
+  server.Route("/x", [] { return HttpResponse{200, "text/plain", "hello"}; });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  EXPECT_THAT(Get(server.port(), "/" + std::string(100000, 'a')),
+              ::testing::StartsWith("HTTP/1.1 414"));
+  EXPECT_THAT(Get(server.port(), "/x", "X-Big: " + std::string(100000, 'a') + "\r\n"),
+              ::testing::StartsWith("HTTP/1.1 431"));
+  EXPECT_THAT(Get(server.port(), "/x"), ::testing::StartsWith("HTTP/1.1 200"));
+}
+
+TEST(HttpServer, SlowClientIsCutOffWhileOthersAreServed) {
+  HttpServer server;
+  server.Route("/x", [] { return HttpResponse{200, "text/plain", "hello"}; });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0", .connection_timeout_seconds = 1}));
+  int slow = ConnectLoopback(server.port());
+  ASSERT_GE(slow, 0);
+  ASSERT_GT(::send(slow, "GET /x HTTP/1.1\r\n", 17, MSG_NOSIGNAL), 0);
+  // One header byte every 200 ms: never idle, so only the request-head deadline can end it.
+  bool cut = false;
+  for (int i = 0; i < 50 && !cut; ++i) {  // up to 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (i == 2) {
+      EXPECT_THAT(Get(server.port(), "/x"), ::testing::StartsWith("HTTP/1.1 200"));
+    }
+    cut = ::send(slow, "X", 1, MSG_NOSIGNAL) < 0;
+    pollfd pfd{slow, POLLIN, 0};
+    char c;
+    if (::poll(&pfd, 1, 0) > 0 && ::recv(slow, &c, 1, MSG_DONTWAIT) <= 0) cut = true;
+  }
+  ::close(slow);
+  EXPECT_TRUE(cut) << "a client trickling header bytes was never disconnected";
+  EXPECT_THAT(Get(server.port(), "/x"), ::testing::StartsWith("HTTP/1.1 200"));
+}
+
+// ---- TLS -----------------------------------------------------------------------------------------
+
+class HttpServerTls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/iodrift-http-tls-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    for (const char* name : {"a", "b"}) {
+      const std::string cmd =
+          "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+          "-subj /CN=localhost -keyout " + (dir_ / (std::string(name) + ".key")).string() +
+          " -out " + (dir_ / (std::string(name) + ".crt")).string() + " >/dev/null 2>&1";
+      if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl CLI not available";
+    }
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(HttpServerTls, ServesHttpsAndSaysSo) {
+  HttpServer server;
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt"),
+                            .tls_key_file = Path("a.key")}));
+  EXPECT_TRUE(server.tls());
+  EXPECT_EQ(server.BaseUrl(), "https://127.0.0.1:" + std::to_string(server.port()));
+  // Plain HTTP to the TLS port gets no HTTP answer.
+  EXPECT_THAT(Get(server.port(), "/x"), ::testing::Not(::testing::StartsWith("HTTP/")));
+}
+
+TEST_F(HttpServerTls, BadFilesFailStartWithAClearMessage) {
+  HttpServer server;
+  auto missing = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("none.crt"),
+                               .tls_key_file = Path("a.key")});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message,
+            "tls_cert_file " + Path("none.crt") + ": no such file or directory");
+  // The key of another certificate.
+  auto mismatch = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt"),
+                                .tls_key_file = Path("b.key")});
+  ASSERT_FALSE(mismatch);
+  EXPECT_THAT(mismatch.error().message, ::testing::StartsWith("TLS: tls_cert_file "));
+  // Not PEM at all.
+  std::ofstream(Path("junk.crt")) << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+  auto junk = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("junk.crt"),
+                            .tls_key_file = Path("a.key")});
+  ASSERT_FALSE(junk);
+  EXPECT_THAT(junk.error().message, ::testing::StartsWith("TLS: tls_cert_file "));
+  auto half = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt")});
+  ASSERT_FALSE(half);
+  EXPECT_THAT(half.error().message, ::testing::HasSubstr("both"));
 }
 
 }  // namespace

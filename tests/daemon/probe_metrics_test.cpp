@@ -1,8 +1,11 @@
 // The drift families of daemon/probe_metrics.cpp: baseline and ratio (bytes/s and ops/s), worst
-// ratio, and iodrift_probe_correlation, suppressed until the window holds enough points.
+// ratio, and iodrift_probe_correlation, suppressed until the window holds enough points; the
+// configured interval and the last run's latency quantiles.
 #include "daemon/probe_metrics.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -89,6 +92,83 @@ TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints)
     EXPECT_NE(Label(m, "feature"), "mem_free_bytes");  // never known: suppressed
   }
   EXPECT_TRUE(slab);
+}
+
+TEST(AppendProbeFamilies, ExportsTheConfiguredIntervalOfProbesThatRan) {
+  config::ProbeSpec random;
+  random.name = "disk-random";
+  random.interval = std::chrono::milliseconds(2500);
+  config::ProbeSpec other;
+  other.name = "never-ran";
+  other.interval = std::chrono::minutes(10);
+  ProbeIntervals intervals = IntervalsOf({random, other});
+  EXPECT_DOUBLE_EQ(intervals.at("disk-random"), 2.5);
+  EXPECT_DOUBLE_EQ(intervals.at("never-ran"), 600);
+
+  probes::ResultStore store;
+  store.Record(Random(1000, 1e6, 10));
+  std::vector<prometheus::MetricFamily> out;
+  AppendProbeFamilies(store.Snapshot(), out, intervals);
+  const auto* interval = Find(out, "iodrift_probe_interval_seconds");
+  ASSERT_NE(interval, nullptr);
+  EXPECT_EQ(interval->type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(interval->metric.size(), 1u);  // only probes with a record: labels come from the run
+  EXPECT_EQ(Label(interval->metric[0], "probe"), "disk-random");
+  EXPECT_EQ(Label(interval->metric[0], "kind"), "random");
+  EXPECT_EQ(Label(interval->metric[0], "target"), "/dev/vda");
+  EXPECT_DOUBLE_EQ(interval->metric[0].gauge.value, 2.5);
+
+  out.clear();
+  AppendProbeFamilies(store.Snapshot(), out);  // no intervals known: no family
+  EXPECT_EQ(Find(out, "iodrift_probe_interval_seconds"), nullptr);
+}
+
+TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
+  probes::ResultStore store;
+  ProbeResult r = Random(1000, 1e6, 10);
+  r.latency = probes::LatencyHistogram{};
+  r.latency->count = 64;
+  r.latency->p50_seconds = 0.0002;
+  r.latency->p99_seconds = 0.004;
+  store.Record(r);
+  ProbeResult cached;  // a sequential kind carries no latency
+  cached.name = "disk-cached";
+  cached.kind = config::ProbeKind::kCached;
+  cached.target = "/dev/vda";
+  cached.outcome = probes::Outcome::kOk;
+  cached.throughput_bytes_per_second = 1e9;
+  store.Record(cached);
+  std::vector<prometheus::MetricFamily> out;
+  AppendProbeFamilies(store.Snapshot(), out);
+  const auto* last = Find(out, "iodrift_probe_latency_last_seconds");
+  ASSERT_NE(last, nullptr);
+  // A summary (promtool: a `quantile` label belongs to summaries only): the quantiles of the last
+  // run, count and sum cumulative like the histogram's.
+  EXPECT_EQ(last->type, prometheus::MetricType::Summary);
+  ASSERT_EQ(last->metric.size(), 1u);
+  const auto& m = last->metric[0];
+  EXPECT_EQ(Label(m, "probe"), "disk-random");
+  EXPECT_EQ(Label(m, "kind"), "random");
+  std::map<double, double> by_quantile;
+  for (const auto& q : m.summary.quantile) by_quantile[q.quantile] = q.value;
+  ASSERT_EQ(by_quantile.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_quantile.at(0.5), 0.0002);
+  EXPECT_DOUBLE_EQ(by_quantile.at(0.99), 0.004);
+  auto record = store.Get("disk-random");
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(m.summary.sample_count, record->latency_total.count);
+  EXPECT_DOUBLE_EQ(m.summary.sample_sum, record->latency_total.sum_seconds);
+
+  // A failed run has no figures: the quantiles disappear with it rather than showing old ones.
+  ProbeResult failed = Random(0, 1e6, 20);
+  failed.outcome = probes::Outcome::kError;
+  failed.error = "EIO";
+  failed.ops_per_second.clear();
+  failed.latency = r.latency;  // even with latencies of the operations before the error
+  store.Record(failed);
+  out.clear();
+  AppendProbeFamilies(store.Snapshot(), out);
+  EXPECT_EQ(Find(out, "iodrift_probe_latency_last_seconds"), nullptr);
 }
 
 }  // namespace

@@ -66,6 +66,9 @@ TARGET_LABELS = {"instance", "job"}
 PENDING_CONTRACT = {
     "iodrift_probe_correlation": ({"probe", "kind", "target", "feature"},
                                   "issue 4 (drift analysis)"),
+    "iodrift_probe_interval_seconds": ({"probe", "kind", "target"}, "issue 7 (dashboards)"),
+    "iodrift_probe_latency_last_seconds": ({"probe", "kind", "target", "quantile"},
+                                           "issue 7 (dashboards)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).

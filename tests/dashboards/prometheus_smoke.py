@@ -48,7 +48,7 @@ RULES_DIR = os.path.join(REPO, "dashboards", "prometheus")
 
 # Panels whose queries list problems and are therefore empty on a healthy machine.
 EMPTY_WHEN_HEALTHY = {
-    "Active iodrift alerts", "Stale probes (no run for 30 min)", "Probes with failed runs (last hour)",
+    "Active iodrift alerts", "Stale probes (no run for 3 intervals)", "Probes with failed runs (last hour)",
     "Failed-run share (top 10 probes)", "Top slab growth (24 h)", "Top slab caches by growth (24 h)",
     "What moves with the throughput (rank correlation)", "Reboots",
 }
@@ -129,6 +129,7 @@ def exposition(uptime, started, machine):
         m("iodrift_probe_supported", 1, **p)
         m("iodrift_probe_duration_seconds", 0.25, **p)
         m("iodrift_probe_last_run_timestamp_seconds", now - (7200 if stale else 5), **p)
+        m("iodrift_probe_interval_seconds", 600, **p)
         for result in ("ok", "error", "timeout", "skipped"):
             rate = {"ok": 0 if failing else 1, "error": 1 if failing else 0}.get(result, 0)
             m("iodrift_probe_runs_total", math.floor(rate * t), result=result, **p)
@@ -151,6 +152,8 @@ def exposition(uptime, started, machine):
             m("iodrift_probe_latency_seconds_bucket", cumulative, le="+Inf", **p)
             m("iodrift_probe_latency_seconds_count", cumulative, **p)
             m("iodrift_probe_latency_seconds_sum", cumulative * 0.001, **p)
+            m("iodrift_probe_latency_last_seconds", 0.0004, quantile="0.5", **p)
+            m("iodrift_probe_latency_last_seconds", 0.004, quantile="0.99", **p)
         m("iodrift_probe_baseline_ratio", 0.5 if machine == 3 else 0.97, **p)
         for reason in ("low_free_memory", "cache_not_dropped", "io_pressure"):
             m("iodrift_probe_suspect", 1 if (machine == 3 and reason == "low_free_memory") else 0,

@@ -188,6 +188,42 @@ TEST(ExplainProbe, SaysWhatIsMissingWhenNothingIsKnownYet) {
   EXPECT_NE(text.find("correlations: none yet"), std::string::npos) << text;
 }
 
+TEST(ExplainFigures, HoldsTheNumbersBehindTheTextAndOmitsWhatIsUnknown) {
+  ProbeRecord forming;
+  forming.last = Buffered(1e9, 1e8, 10);
+  forming.baseline_samples = {1e9, 1.1e9};
+  auto f = ExplainFigures(forming, DriftWindow{});
+  EXPECT_FALSE(f.count("baseline"));
+  EXPECT_FALSE(f.count("ratio"));
+  EXPECT_EQ(f.at("baseline_runs_counted"), 2);
+  EXPECT_EQ(f.at("baseline_runs_needed"), 5);
+  EXPECT_EQ(f.at("window_runs"), 0);
+
+  DriftWindow window;
+  ProbeRecord record;
+  for (int i = 0; i < 10; ++i) {
+    const double slab = 100e6 + 10e6 * i;
+    const double throughput = 2e9 - 3 * slab;
+    window.Add({throughput, ExtractDriftFeatures(Buffered(throughput, slab, 60.0 * i))});
+  }
+  record.last = Buffered(1.5e9, 200e6, 600);
+  record.last_figure = 1.5e9;
+  record.baseline = 2e9;
+  record.baseline_ratio = 0.75;
+  record.worst_ratio = 0.7;
+  record.uptime_at_worst = 500;
+  f = ExplainFigures(record, window);
+  EXPECT_EQ(f.at("last"), 1.5e9);
+  EXPECT_EQ(f.at("baseline"), 2e9);
+  EXPECT_EQ(f.at("ratio"), 0.75);
+  EXPECT_EQ(f.at("worst_ratio"), 0.7);
+  EXPECT_EQ(f.at("uptime_at_worst"), 500);
+  EXPECT_EQ(f.at("window_runs"), 10);
+  EXPECT_DOUBLE_EQ(f.at("rho.sunreclaim_bytes"), -1.0);
+  EXPECT_DOUBLE_EQ(f.at("rho.uptime_seconds"), -1.0);  // both rise together here
+  EXPECT_FALSE(f.count("rho.mem_free_bytes"));
+}
+
 }  // namespace
 }  // namespace iodrift::probes
 

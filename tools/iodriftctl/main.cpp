@@ -5,6 +5,8 @@
 //     list [--json]          configured probes
 //     run NAME [--json]      run a probe now, print its result (same figures as `iodriftd --once`)
 //     snapshot [--json]      memory state now (meminfo in bytes, uptime)
+//     explain NAME [--json]  ratio to the post-boot baseline and the memory features ranked by
+//                            correlation with the probe's figure
 //     reload                 make the daemon re-read its config file; prints the problems
 //     watch [--json]         print every ProbeCompleted signal until interrupted
 //
@@ -49,6 +51,8 @@ Commands:
   list [--json]         configured probes: name, kind, target
   run NAME [--json]     run probe NAME now and print its result
   snapshot [--json]     the memory state now (meminfo fields in bytes, uptime)
+  explain NAME [--json] why probe NAME is where it is: ratio to its post-boot
+                        baseline and the memory features that move with it
   reload                make iodriftd re-read its config file
   watch [--json]        print every completed probe (ProbeCompleted) until interrupted
 
@@ -81,6 +85,20 @@ Exit status: 0 the probe succeeded, 1 it failed (or the call was refused), 2 unk
 Prints the memory state now: every /proc/meminfo field (bytes; HugePages_* are counts),
 uptime_seconds and boot_time_seconds.
   --json    a JSON object {FIELD: integer}
+)"},
+    {"explain", R"(Usage: iodriftctl [--bus BUS] explain NAME [--json]
+
+Prints probe NAME's last figure, its ratio to the post-boot baseline (the median of the first
+clean runs after boot), the worst ratio of this boot with the uptime it happened at, and the
+memory-state features ranked by |Spearman rho| with the figure over the recent runs, each with
+its value now and at baseline time. rho < 0: the figure falls as the feature rises. Nothing is
+run; the answer comes from results the daemon already has.
+  --json    {"name", "text", "figures": {"last", "baseline", "ratio", "worst_ratio",
+            "uptime_at_worst", "window_runs", "baseline_runs_needed",
+            "baseline_runs_counted", "rho.FEATURE", ...}} (figures that do not exist yet
+            are left out)
+
+Exit status: 0 ok, 2 unknown probe, 3 daemon unreachable.
 )"},
     {"reload", R"(Usage: iodriftctl [--bus BUS] reload
 
@@ -238,6 +256,25 @@ int Snapshot(Client& client, bool json) {
   return kExitOk;
 }
 
+int Explain(Client& client, const std::string& name, bool json) {
+  auto [text, figures] = client.Explain(name);
+  if (json) {
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("name"); w.String(name);
+    w.Key("text"); w.String(text);
+    w.Key("figures");
+    w.BeginObject();
+    for (const auto& [key, value] : figures) { w.Key(key); w.Number(value); }
+    w.EndObject();
+    w.EndObject();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+  return kExitOk;
+}
+
 int Reload(Client& client) {
   auto problems = client.Reload();
   if (problems.empty()) {
@@ -332,12 +369,14 @@ int main(int argc, char** argv) {
     std::fputs(it != kCommandHelp.end() ? it->second : kMainHelp, stdout);
     return kExitOk;
   }
-  if (command.empty()) return Usage("missing command (list, run, snapshot, reload, watch)");
+  if (command.empty()) {
+    return Usage("missing command (list, run, snapshot, explain, reload, watch)");
+  }
   if (!kCommandHelp.count(command)) return Usage("unknown command '" + command + "'");
-  std::size_t want_args = command == "run" ? 1 : 0;
-  if (args.size() != want_args) {
-    return Usage(command == "run" ? "run needs exactly one probe NAME"
-                                  : command + " takes no arguments");
+  const bool takes_name = command == "run" || command == "explain";
+  if (args.size() != (takes_name ? 1u : 0u)) {
+    return Usage(takes_name ? command + " needs exactly one probe NAME"
+                            : command + " takes no arguments");
   }
   if (json && command == "reload") return Usage("reload has no --json");
 
@@ -361,6 +400,7 @@ int main(int argc, char** argv) {
     if (command == "list") return List(*client, json);
     if (command == "run") return Run(*client, args[0], json);
     if (command == "snapshot") return Snapshot(*client, json);
+    if (command == "explain") return Explain(*client, args[0], json);
     if (command == "reload") return Reload(*client);
     if (command == "watch") {
       // Check the daemon is there before waiting for signals from it.

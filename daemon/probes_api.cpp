@@ -1,0 +1,101 @@
+#include "daemon/probes_api.h"
+
+#include <map>
+
+#include "collectors/probes/drift.h"
+#include "daemon/json_writer.h"
+#include "daemon/probe_report.h"
+
+namespace iodrift::daemon {
+namespace {
+
+// `a` and `b` are JSON objects with at least one member each: one object with a's members, then
+// b's. Lets the API extend WriteProbeResultJson's object without repeating its fields.
+std::string MergeObjects(const std::string& a, const std::string& b) {
+  return a.substr(0, a.size() - 1) + "," + b.substr(1);
+}
+
+void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
+  w.BeginObject();
+  w.Key("time_seconds"); w.Number(p.time_seconds);
+  w.Key("boot_id");
+  if (p.boot_id) w.String(*p.boot_id); else w.Null();
+  w.Key("uptime_seconds"); w.OptionalNumber(p.uptime_seconds);
+  w.Key("result"); w.String(probes::OutcomeName(p.outcome));
+  w.Key("figure"); w.OptionalNumber(p.figure);
+  w.Key("baseline"); w.OptionalNumber(p.baseline);
+  w.Key("ratio"); w.OptionalNumber(p.ratio);
+  w.Key("features");
+  w.BeginObject();
+  for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
+    w.Key(probes::DriftFeatureName(f));
+    w.Number(p.features[f]);  // NaN (unknown) is written as null
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
+std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory* history) {
+  JsonWriter result;
+  WriteProbeResultJson(result, rec.last);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("figure"); w.OptionalNumber(rec.last_figure);
+  w.Key("figure_unit"); w.String(probes::DriftFigureUnit(rec.last.kind));
+  w.Key("baseline"); w.OptionalNumber(rec.baseline);
+  w.Key("ratio"); w.OptionalNumber(rec.baseline_ratio);
+  w.Key("worst_ratio"); w.OptionalNumber(rec.worst_ratio);
+  w.Key("uptime_at_worst"); w.OptionalNumber(rec.uptime_at_worst);
+  w.Key("baseline_runs_needed"); w.Unsigned(rec.baseline_runs_needed);
+  w.Key("baseline_runs_counted");
+  w.Unsigned(rec.baseline ? rec.baseline_runs_needed : rec.baseline_samples.size());
+  w.Key("runs");
+  w.BeginObject();
+  for (auto outcome : {probes::Outcome::kOk, probes::Outcome::kError, probes::Outcome::kTimeout,
+                       probes::Outcome::kSkipped}) {
+    auto it = rec.runs.find(outcome);
+    w.Key(probes::OutcomeName(outcome));
+    w.Unsigned(it == rec.runs.end() ? 0 : it->second);
+  }
+  w.EndObject();
+  w.Key("history");
+  w.BeginArray();
+  // A history of another kind or target belongs to the probe's previous definition.
+  if (history && history->kind == rec.last.kind && history->target == rec.last.target) {
+    for (const auto& p : history->points) WriteHistoryPoint(w, p);
+  }
+  w.EndArray();
+  w.EndObject();
+  return MergeObjects(result.str(), w.str());
+}
+
+}  // namespace
+
+std::string ProbesApiJson(const std::optional<std::string>& boot_id,
+                          const std::optional<double>& uptime_seconds, std::size_t history_runs,
+                          const std::vector<probes::ProbeRecord>& records,
+                          const std::vector<probes::ProbeHistory>& histories) {
+  std::map<std::string, const probes::ProbeHistory*> by_name;
+  for (const auto& h : histories) by_name[h.name] = &h;
+  JsonWriter head;
+  head.BeginObject();
+  head.Key("boot_id");
+  if (boot_id) head.String(*boot_id); else head.Null();
+  head.Key("uptime_seconds"); head.OptionalNumber(uptime_seconds);
+  head.Key("history_runs"); head.Unsigned(history_runs);
+  head.EndObject();
+  std::string out = head.str();
+  out.pop_back();  // '}'
+  out += ",\"probes\":[";
+  bool first = true;
+  for (const auto& rec : records) {
+    if (!first) out += ",";
+    first = false;
+    auto it = by_name.find(rec.last.name);
+    out += ProbeJson(rec, it == by_name.end() ? nullptr : it->second);
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace iodrift::daemon

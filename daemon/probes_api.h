@@ -1,0 +1,34 @@
+// GET /api/v1/probes: every probe's last result as JSON — the same fields as one element of
+// `iodriftd --once --json`'s `probes` array (probe_report.h WriteProbeResultJson, not repeated
+// here) — plus its baseline, ratio and recent history (collectors/probes/history.h):
+//
+//   {"boot_id": "…" | null, "uptime_seconds": N | null, "history_runs": 240,
+//    "probes": [{<--once --json fields>,
+//                "figure": N|null, "figure_unit": "bytes/s"|"ops/s", "baseline": N|null,
+//                "ratio": N|null, "worst_ratio": N|null, "uptime_at_worst": N|null,
+//                "baseline_runs_needed": N, "baseline_runs_counted": N,
+//                "runs": {"ok": N, "error": N, "timeout": N, "skipped": N},
+//                "history": [{"time_seconds": N, "boot_id": "…"|null, "uptime_seconds": N|null,
+//                             "result": "ok", "figure": N|null, "baseline": N|null,
+//                             "ratio": N|null, "features": {"mem_free_bytes": N|null, …}}]}]}
+//
+// `history` is oldest first and holds every point of the ring (status.history_runs per probe).
+//
+// Pure rendering. Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/probes/history.h"
+#include "collectors/probes/result_store.h"
+
+namespace iodrift::daemon {
+
+std::string ProbesApiJson(const std::optional<std::string>& boot_id,
+                          const std::optional<double>& uptime_seconds, std::size_t history_runs,
+                          const std::vector<probes::ProbeRecord>& records,
+                          const std::vector<probes::ProbeHistory>& histories);
+
+}  // namespace iodrift::daemon

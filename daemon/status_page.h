@@ -1,0 +1,94 @@
+// The built-in status page (GET / on the metrics listener): one self-contained HTML document —
+// no external scripts, styles or fonts, so it works on a machine without internet — that answers
+// "why is this machine slow after 40 days?" without Grafana.
+//
+// Per probe it shows the recent figures (bytes/s, or ops/s for random and metadata) with the
+// baseline of that moment, the ratio to the baseline, and on the same time axis the memory state
+// recorded with every run (free, page cache, slab reclaimable/unreclaimable, dirty + writeback,
+// PSI stall ratios, fragmentation index), boot boundaries and uptime, then the `explain` ranking
+// (drift.h ExplainProbe). Below: the baselines of this and past boots from the state dir.
+//
+// Charts are server-rendered SVG (a polyline per series, a <circle> per data point with a
+// <title> tooltip, axes, a legend per chart); a few lines of inline JS show every value of the
+// hovered run under the charts. All text from probes, targets and errors is HTML-escaped.
+//
+// Pure rendering: inputs in, HTML out; no I/O, no clock. Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/probes/baseline_store.h"
+#include "collectors/probes/history.h"
+#include "collectors/probes/result_store.h"
+#include "config/config.h"
+
+namespace iodrift::daemon {
+
+// Charts draw at most this many points per series (evenly picked over the history, the newest
+// always included), so a long history (status.history_runs up to 100000) keeps the page small.
+inline constexpr std::size_t kMaxChartPoints = 240;
+
+struct StatusPageInput {
+  std::string version;
+  double now_seconds = 0;                      // wall clock (epoch) of the rendering
+  std::optional<std::string> boot_id;
+  std::optional<double> uptime_seconds;
+  std::vector<config::ProbeSpec> probes;       // the configured probes, in config order
+  std::vector<probes::ProbeRecord> records;    // ResultStore::Snapshot()
+  std::vector<probes::ProbeHistory> histories; // ResultHistory::Snapshot()
+  std::size_t history_runs = 0;                // the ring's bound per probe
+  probes::BaselineState baselines;             // ResultStore::Baselines()
+};
+
+std::string RenderStatusPage(const StatusPageInput& input);
+
+// &, <, >, " and ' as entities; everything else (UTF-8 included) unchanged.
+std::string HtmlEscape(std::string_view text);
+
+// --- The chart, exposed for tests -------------------------------------------------------------
+
+struct ChartPoint {
+  double x = 0;        // wall clock seconds
+  double y = 0;        // NaN: no value (a gap in the line)
+  std::size_t index = 0;  // the point's index in its history (data-i, for the hover readout)
+  std::string tip;     // tooltip text (escaped when rendered)
+};
+
+struct ChartSeries {
+  std::string label;
+  std::string css_class;  // "figure", "baseline", ...; also the legend's key
+  std::string color;
+  bool dashed = false;
+  bool markers = true;  // a <circle class="pt"> per finite point
+  std::vector<ChartPoint> points;
+};
+
+struct ChartMark {  // a failed run: a red tick on the x axis
+  double x = 0;
+  std::string tip;
+};
+
+struct Chart {
+  std::string id;      // unique in the page; the <svg id>
+  std::string title;
+  double x_min = 0;
+  double x_max = 0;
+  double y_min_span = 0;                     // the y axis reaches at least this high
+  std::optional<double> reference_y;         // a thin horizontal line (e.g. ratio 1.0)
+  std::function<std::string(double)> format_y;
+  std::vector<double> boots;                 // x of boot boundaries inside [x_min, x_max]
+  // Ticks on the x axis: (x, label; '\n' separates lines). Empty: five ticks labelled HH:MM UTC.
+  std::vector<std::pair<double, std::string>> x_ticks;
+  std::vector<ChartSeries> series;
+  std::vector<ChartMark> failures;
+};
+
+// One <svg class="chart"> with axes, the series, the legend and the marks.
+std::string RenderChart(const Chart& chart);
+
+}  // namespace iodrift::daemon

@@ -1,0 +1,181 @@
+#include "daemon/probes_api.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+#include "daemon/json_writer.h"
+#include "daemon/probe_report.h"
+
+namespace iodrift::daemon {
+namespace {
+
+// A strict RFC 8259 syntax check (no duplicate-key or number-range checks): enough to prove the
+// spliced document is one valid JSON value.
+class JsonChecker {
+ public:
+  explicit JsonChecker(std::string_view s) : s_(s) {}
+  bool Valid() {
+    Ws();
+    if (!Value()) return false;
+    Ws();
+    return i_ == s_.size();
+  }
+
+ private:
+  void Ws() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool Eat(char c) {
+    Ws();
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool Literal(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word) return false;
+    i_ += word.size();
+    return true;
+  }
+  bool String() {
+    if (!Eat('"')) return false;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (static_cast<unsigned char>(s_[i_]) < 0x20) return false;
+      if (s_[i_] == '\\') ++i_;
+      ++i_;
+    }
+    return i_ < s_.size() && s_[i_++] == '"';
+  }
+  bool Number() {
+    std::size_t start = i_;
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
+                              s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '+' ||
+                              s_[i_] == '-')) {
+      ++i_;
+    }
+    return i_ > start;
+  }
+  bool Value() {
+    Ws();
+    if (i_ >= s_.size()) return false;
+    char c = s_[i_];
+    if (c == '{') {
+      ++i_;
+      if (Eat('}')) return true;
+      do {
+        Ws();
+        if (!String() || !Eat(':') || !Value()) return false;
+      } while (Eat(','));
+      return Eat('}');
+    }
+    if (c == '[') {
+      ++i_;
+      if (Eat(']')) return true;
+      do {
+        if (!Value()) return false;
+      } while (Eat(','));
+      return Eat(']');
+    }
+    if (c == '"') return String();
+    if (c == 't') return Literal("true");
+    if (c == 'f') return Literal("false");
+    if (c == 'n') return Literal("null");
+    return Number();
+  }
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+probes::ProbeRecord RandomRecord() {
+  probes::ProbeRecord rec;
+  probes::ProbeResult& r = rec.last;
+  r.name = "disk-random";
+  r.kind = config::ProbeKind::kRandom;
+  r.target = "/dev/\"vdb\"";
+  r.outcome = probes::Outcome::kOk;
+  r.start_time_seconds = 1000;
+  r.ops_per_second = {{"read", 1000}};
+  r.context = {{"MemFree", 4096}};
+  rec.last_figure = 1000;
+  rec.baseline = 2000;
+  rec.baseline_ratio = 0.5;
+  rec.worst_ratio = 0.4;
+  rec.uptime_at_worst = 77;
+  rec.runs = {{probes::Outcome::kOk, 3}, {probes::Outcome::kTimeout, 1}};
+  return rec;
+}
+
+probes::ProbeHistory RandomHistory(std::size_t n) {
+  probes::ProbeHistory h;
+  h.name = "disk-random";
+  h.kind = config::ProbeKind::kRandom;
+  h.target = "/dev/\"vdb\"";
+  for (std::size_t i = 0; i < n; ++i) {
+    probes::ProbeResult r = RandomRecord().last;
+    r.start_time_seconds = 1000 + static_cast<double>(i);
+    r.uptime_seconds = 10 + static_cast<double>(i);
+    h.points.push_back(probes::MakeHistoryPoint(
+        r, 2000.0, std::make_shared<const std::string>("boot-1")));
+  }
+  return h;
+}
+
+TEST(ProbesApiJson, IsValidJsonWithTheHeaderFirst) {
+  const std::string json =
+      ProbesApiJson(std::string("b"), 12.5, 240, {RandomRecord()}, {RandomHistory(3)});
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  EXPECT_EQ(json.rfind(R"({"boot_id":"b","uptime_seconds":12.5,"history_runs":240,"probes":[{"name":"disk-random",)", 0),
+            0u) << json;
+  EXPECT_EQ(json.back(), '\n');
+}
+
+TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
+  const probes::ProbeRecord rec = RandomRecord();
+  JsonWriter once;
+  WriteProbeResultJson(once, rec.last);
+  std::string fields = once.str();
+  fields.pop_back();  // the closing brace: the API's object continues after these fields
+  const std::string json =
+      ProbesApiJson(std::nullopt, std::nullopt, 240, {rec}, {RandomHistory(2)});
+  EXPECT_NE(json.find(fields + R"(,"figure":1000,"figure_unit":"ops/s","baseline":2000,"ratio":0.5,"worst_ratio":0.4,"uptime_at_worst":77,)"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find(R"("runs":{"ok":3,"error":0,"timeout":1,"skipped":0})"), std::string::npos);
+  EXPECT_NE(json.find(R"("history":[{"time_seconds":1000,"boot_id":"boot-1","uptime_seconds":10,"result":"ok","figure":1000,"baseline":2000,"ratio":0.5,"features":{"uptime_seconds":10,"mem_free_bytes":4096,"cached_bytes":null,)"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find(R"("time_seconds":1001,)"), std::string::npos);
+  EXPECT_EQ(json.find(R"("time_seconds":1002,)"), std::string::npos);
+  EXPECT_NE(json.find(R"({"boot_id":null,"uptime_seconds":null,)"), std::string::npos);
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+}
+
+TEST(ProbesApiJson, NoProbesIsAnEmptyArray) {
+  const std::string json = ProbesApiJson(std::nullopt, 1.0, 2, {}, {});
+  EXPECT_EQ(json, "{\"boot_id\":null,\"uptime_seconds\":1,\"history_runs\":2,\"probes\":[]}\n");
+}
+
+TEST(ProbesApiJson, AHistoryOfAnotherTargetOrNoneGivesAnEmptyHistory) {
+  probes::ProbeHistory other = RandomHistory(3);
+  other.target = "/dev/vdc";
+  for (const auto& histories :
+       {std::vector<probes::ProbeHistory>{other}, std::vector<probes::ProbeHistory>{}}) {
+    const std::string json =
+        ProbesApiJson(std::nullopt, std::nullopt, 240, {RandomRecord()}, histories);
+    EXPECT_NE(json.find(R"("history":[]})"), std::string::npos) << json;
+    EXPECT_TRUE(JsonChecker(json).Valid());
+  }
+}
+
+TEST(JsonCheckerSelfTest, RejectsBrokenDocuments) {
+  EXPECT_TRUE(JsonChecker(R"({"a":[1,2,{"b":null}],"c":"x"})").Valid());
+  EXPECT_FALSE(JsonChecker(R"({"a":1,})").Valid());
+  EXPECT_FALSE(JsonChecker(R"({"a":1}})").Valid());
+  EXPECT_FALSE(JsonChecker(R"({"a" 1})").Valid());
+}
+
+}  // namespace
+}  // namespace iodrift::daemon

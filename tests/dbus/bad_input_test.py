@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Malformed and hostile D-Bus calls get proper D-Bus errors and never hurt the daemon.
+
+On a private bus, each call below must come back as the named error (busctl for typed
+arguments, a raw connection for a 1 MB string, which no command line can carry), and after each
+one the daemon must still be running, answer ListProbes and serve /metrics:
+
+  RunProbe("nope"), RunProbe(""), RunProbe(<1 MiB of "a">), RunProbe("../../etc/passwd"),
+  RunProbe("/dev/vda"), "mem " / "mem\\n" / "MEM" (near misses)            → UnknownProbe
+  RunProbe(int32 5), RunProbe(), RunProbe("mem", "extra"), Reload("x"), Snapshot(uint32 1)
+                                                        → org.freedesktop.DBus.Error.InvalidArgs
+  Frobnicate() on the interface, ListProbes on another interface or object path
+                                                        → UnknownMethod / UnknownInterface / UnknownObject
+  Set Version (read-only), Get of a missing property     → PropertyReadOnly / UnknownProperty
+                                                          (or InvalidArgs, sd-bus's spelling)
+
+Finally a valid RunProbe still succeeds and the daemon exits 0 on SIGTERM. No probe may run
+for a rejected call (iodrift_probe_runs_total stays where the valid calls put it).
+"""
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import dbus_harness as dh  # noqa: E402
+from dbus_harness import harness  # noqa: E402
+import wire  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
+import faultutil as fu  # noqa: E402
+
+dh.need_tools("dbus-daemon", "busctl")
+
+UNKNOWN_PROBE = "org.iodrift.Error.UnknownProbe"
+INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
+
+
+class RawConnection(wire.Connection):
+    """wire.Connection that also keeps the first string of an error reply (its message)."""
+
+    def error_reply(self, serial):
+        while True:
+            if len(self.buf) >= 16:
+                _, mtype, _, _, body_len, _, fields_len = struct.unpack_from("<cBBBIII", self.buf)
+                head = 16 + fields_len + (-(16 + fields_len) % 8)
+                total = head + body_len
+                if len(self.buf) >= total:
+                    msg, self.buf = self.buf[:total], self.buf[total:]
+                    fields = self._fields(msg[16:16 + fields_len])
+                    if fields.get(5) != serial or mtype not in (2, 3):
+                        continue
+                    if mtype == 2:
+                        return ("return", None, total)
+                    text = ""
+                    if body_len >= 4:
+                        (n,) = struct.unpack_from("<I", msg, head)
+                        text = msg[head + 4:head + 4 + n].decode(errors="replace")
+                    return (fields.get(4), text, total)
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("connection closed")
+            self.buf += chunk
+
+
+work = tempfile.mkdtemp(prefix="iodrift-dbus-bad-", dir="/var/tmp")
+config = os.path.join(work, "iodrift.yaml")
+dh.write_config(config, work)
+try:
+    with dh.Bus() as bus, harness.Daemon("--config", config, "--dbus", bus.address) as d:
+        addr = bus.address
+        dh.wait_for_service(addr, d)
+
+        def healthy(what):
+            if d.proc.poll() is not None:
+                harness.fail(f"iodriftd died after {what}: exit {d.proc.returncode}\n"
+                             f"{d.stderr()[-3000:]}")
+            res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "ListProbes", timeout=10)
+            if res.returncode != 0:
+                harness.fail(f"ListProbes failed after {what}: {res.stderr}")
+            samples, _ = fu.scrape(d)
+            return samples
+
+        def busctl_call(what, want, *args, path=dh.PATH, iface=dh.IFACE):
+            # busctl prints only the error message; with SYSTEMD_LOG_LEVEL=debug sd-bus also
+            # logs the received error message with its name.
+            res = dh.run(["busctl", f"--address={addr}", "call", dh.NAME, path, iface, *args],
+                         timeout=20, env=dict(os.environ, SYSTEMD_LOG_LEVEL="debug"))
+            out = res.stdout + res.stderr
+            if res.returncode == 0:
+                harness.fail(f"{what}: succeeded, want {want}: {out}")
+            if not any(w in out for w in want):
+                harness.fail(f"{what}: want one of {want}, got: {out.strip()[-600:]}")
+            got = next(w for w in want if w in out)
+            print(f"{what:48s} → {got}")
+            healthy(what)
+
+        # Names that are not configured: UnknownProbe, nothing runs.
+        for label, name in (("RunProbe('nope')", "nope"), ("RunProbe('')", ""),
+                            ("RunProbe('../../etc/passwd')", "../../etc/passwd"),
+                            ("RunProbe('/dev/vda')", "/dev/vda"),
+                            ("RunProbe('mem ')", "mem "), ("RunProbe('mem\\n')", "mem\n"),
+                            ("RunProbe('MEM')", "MEM")):
+            busctl_call(label, (UNKNOWN_PROBE,), "RunProbe", "s", name)
+
+        # A 1 MiB name over a raw connection (too long for any command line).
+        conn = RawConnection(addr)
+        big = "a" * (1 << 20)
+        reply = conn.error_reply(conn.send(dh.NAME, dh.PATH, dh.IFACE, "RunProbe", big))
+        conn.close()
+        if reply[0] != UNKNOWN_PROBE:
+            harness.fail(f"RunProbe(1 MiB): got {reply[0]}: {reply[1][:200]!r}")
+        print(f"{'RunProbe(<1 MiB name>)':48s} → {reply[0]} (reply {reply[2]} bytes)")
+        healthy("a 1 MiB name")
+
+        # Wrong argument types and counts.
+        busctl_call("RunProbe(int32 5)", (INVALID_ARGS,), "RunProbe", "i", "5")
+        busctl_call("RunProbe()", (INVALID_ARGS,), "RunProbe")
+        busctl_call("RunProbe('mem', 'extra')", (INVALID_ARGS,), "RunProbe", "ss", "mem", "extra")
+        busctl_call("RunProbe(array of strings)", (INVALID_ARGS,), "RunProbe", "as", "1", "mem")
+        busctl_call("Reload('x')", (INVALID_ARGS,), "Reload", "s", "x")
+        busctl_call("Snapshot(uint32 1)", (INVALID_ARGS,), "Snapshot", "u", "1")
+
+        # Unknown members, interfaces and objects.
+        busctl_call("Frobnicate()", ("org.freedesktop.DBus.Error.UnknownMethod",), "Frobnicate")
+        busctl_call("ListProbes on org.example.Nope",
+                    ("org.freedesktop.DBus.Error.UnknownMethod",
+                     "org.freedesktop.DBus.Error.UnknownInterface"),
+                    "ListProbes", iface="org.example.Nope")
+        busctl_call("ListProbes on /org/iodrift/Nope",
+                    ("org.freedesktop.DBus.Error.UnknownObject",
+                     "org.freedesktop.DBus.Error.UnknownMethod"),
+                    "ListProbes", path="/org/iodrift/Nope")
+
+        # Properties: Version is read-only; there is no property Nope.
+        busctl_call("Set Version", ("org.freedesktop.DBus.Error.PropertyReadOnly", INVALID_ARGS,
+                                    "org.freedesktop.DBus.Error.AccessDenied"),
+                    "Set", "ssv", dh.IFACE, "Version", "s", "9.9", iface="org.freedesktop.DBus.Properties")
+        busctl_call("Get Nope", ("org.freedesktop.DBus.Error.UnknownProperty", INVALID_ARGS),
+                    "Get", "ss", dh.IFACE, "Nope", iface="org.freedesktop.DBus.Properties")
+
+        # Nothing ran for any of it; a valid call still works.
+        samples = healthy("everything")
+        ran = sum(v for n, ls, v in samples if n == "iodrift_probe_runs_total" and ls.get("probe") == "rnd")
+        if ran:
+            harness.fail(f"{ran:.0f} runs of rnd happened for rejected calls")
+        res = dh.busctl(addr, "--timeout=120", "call", dh.NAME, dh.PATH, dh.IFACE, "RunProbe", "s",
+                        "rnd", timeout=150)
+        if res.returncode != 0 or '"success" b true' not in res.stdout:
+            harness.fail(f"a valid RunProbe after the bad input failed: {res.stdout[:300]}{res.stderr}")
+        samples = healthy("a valid RunProbe")
+        if d.stop() != 0:
+            harness.fail("iodriftd did not exit 0 on SIGTERM")
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+print("ok")

@@ -1,0 +1,150 @@
+"""Helpers shared by the reliability tests (tests/reliability/*_test.py): loop devices and
+mounts that are always cleaned up, whole-device and whole-tree checksums, a daemon config
+writer and metric look-ups. Python stdlib only; builds on tests/e2e/harness.py and
+tests/fuse/faultutil.py.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fuse"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+import faultutil as fu  # noqa: E402,F401  (re-exported)
+import harness  # noqa: E402,F401  (re-exported)
+
+
+def need_root(*tools):
+    """Skips (77) unless root and every tool is installed."""
+    if os.geteuid() != 0:
+        harness.skip("needs root for loop devices and mounts")
+    for tool in ("losetup", "mount", "umount") + tools:
+        if shutil.which(tool) is None:
+            harness.skip(f"{tool} is not installed")
+
+
+def sh(*cmd, check=True):
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if check and res.returncode != 0:
+        harness.fail(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()}")
+    return res.stdout.strip()
+
+
+class Scratch:
+    """A work dir under /var/tmp plus the loop devices and mounts made in it; `close()` (or the
+    context manager) unmounts and detaches in reverse order and removes the dir."""
+
+    def __init__(self, prefix):
+        self.dir = tempfile.mkdtemp(prefix=f"iodrift-{prefix}-", dir="/var/tmp")
+        os.chmod(self.dir, 0o755)  # tests that run the daemon as nobody need to reach it
+        self._loops, self._mounts = [], []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def loop(self, size, name, fill_random=False, mkfs=True, mkfs_args=()):
+        """A loop device over a `size`-byte image; ext4 on it unless mkfs is False."""
+        img = self.path(f"{name}.img")
+        with open(img, "wb") as f:
+            if fill_random:
+                for _ in range(size >> 20):
+                    f.write(os.urandom(1 << 20))
+            else:
+                f.truncate(size)
+            f.flush()
+            os.fsync(f.fileno())
+        dev = sh("losetup", "--show", "-f", img)
+        self._loops.append(dev)
+        if mkfs:
+            sh("mkfs.ext4", "-q", "-F", *mkfs_args, dev)
+        return dev
+
+    def mount(self, source, name, *options):
+        """Mounts `source` (a device, or a directory with options ("--bind",)) on work/<name>."""
+        mnt = self.path(name)
+        os.makedirs(mnt, exist_ok=True)
+        sh("mount", *options, source, mnt)
+        self._mounts.append(mnt)
+        return mnt
+
+    def remount_ro(self, mnt):
+        sh("mount", "-o", "remount,bind,ro", mnt)
+
+    def close(self):
+        for mnt in reversed(self._mounts):
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+        for dev in reversed(self._loops):
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        self._mounts, self._loops = [], []
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def tree_digest(root, exclude=()):
+    """{relative path: (type, mode, size, sha256 or link target)} of everything under `root`,
+    except the subtrees whose relative paths are in `exclude`. Directories appear too, so a
+    created or removed entry shows."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        dirnames[:] = sorted(d for d in dirnames
+                             if os.path.normpath(os.path.join(rel_dir, d)) not in exclude)
+        for name in dirnames + sorted(filenames):
+            full = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            if rel in exclude:
+                continue
+            st = os.lstat(full)
+            if os.path.islink(full):
+                out[rel] = ("link", st.st_mode, 0, os.readlink(full))
+            elif os.path.isdir(full):
+                out[rel] = ("dir", st.st_mode, 0, "")
+            else:
+                out[rel] = ("file", st.st_mode, st.st_size, sha256_file(full))
+    return out
+
+
+def diff_trees(before, after):
+    """Human-readable differences between two tree_digest() results (empty: equal)."""
+    out = []
+    for rel in sorted(set(before) | set(after)):
+        if rel not in after:
+            out.append(f"removed {rel}")
+        elif rel not in before:
+            out.append(f"created {rel}")
+        elif before[rel] != after[rel]:
+            out.append(f"changed {rel}: {before[rel]} -> {after[rel]}")
+    return out
+
+
+def write_config(path, probes, state_dir, extra=""):
+    """A daemon config: `probes` is a list of dicts (key: value, written as given)."""
+    lines = [f"state_dir: {state_dir}", "dbus: none", "log_level: info"]
+    if extra:
+        lines.append(extra.rstrip("\n"))
+    lines.append("probes:" if probes else "probes: []")
+    for probe in probes:
+        first = True
+        for key, value in probe.items():
+            lines.append(f"  {'- ' if first else '  '}{key}: {value}")
+            first = False
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
