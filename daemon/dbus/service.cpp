@@ -22,6 +22,12 @@
 namespace iodrift::daemon::dbus {
 namespace {
 
+// A caller's probe name as echoed in an error: at most 64 bytes (a 1 MiB name must not come back).
+std::string Quoted(const std::string& name) {
+  constexpr std::size_t kMax = 64;
+  return "'" + (name.size() <= kMax ? name : name.substr(0, kMax) + "...") + "'";
+}
+
 using ProbeFuture = std::shared_future<probes::ProbeResult>;
 
 constexpr auto kCompleterPoll = std::chrono::milliseconds(100);
@@ -165,7 +171,7 @@ void DbusService::Impl::RunProbe(sdbus::Result<Dict>&& reply, const std::string&
   for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
   if (!known) {
     reply.returnError(sdbus::Error(kErrorUnknownProbe,
-                                   "no probe named '" + name + "'; ListProbes shows the names"));
+                                   "no probe named " + Quoted(name) + "; ListProbes shows the names"));
     return;
   }
   if (auto wait = limiter.Acquire(sender); wait.count() > 0) {
@@ -213,7 +219,7 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
     if (candidate.name == name) spec = candidate;
   }
   if (!spec) {
-    throw sdbus::Error(kErrorUnknownProbe, "no probe named '" + name + "'; ListProbes shows the names");
+    throw sdbus::Error(kErrorUnknownProbe, "no probe named " + Quoted(name) + "; ListProbes shows the names");
   }
   if (!options.record) throw sdbus::Error(kErrorFailed, "explain is not available in this daemon");
   auto record = options.record(name);

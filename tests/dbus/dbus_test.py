@@ -36,7 +36,7 @@ try:
             harness.fail(f"busctl ListProbes: {out!r}")
 
         res = dh.busctl(addr, "introspect", dh.NAME, dh.PATH, dh.IFACE)
-        for member in ("ListProbes", "RunProbe", "Snapshot", "Reload", "ProbeCompleted", "Version"):
+        for member in ("ListProbes", "RunProbe", "Snapshot", "Explain", "Reload", "ProbeCompleted", "Version"):
             if member not in res.stdout:
                 harness.fail(f"introspection lacks {member}: {res.stdout}{res.stderr}")
         res = dh.busctl(addr, "get-property", dh.NAME, dh.PATH, dh.IFACE, "Version")
@@ -93,6 +93,24 @@ try:
         res = dh.ctl(addr, "run", "no-such-probe")
         if res.returncode != 2 or "UnknownProbe" not in res.stderr:
             harness.fail(f"iodriftctl run unknown: rc={res.returncode} {res.stderr}")
+
+        # Explain: rnd ran (at least) three times above; the answer comes from those results.
+        res = dh.ctl(addr, "explain", "rnd")
+        if (res.returncode != 0 or not res.stdout.startswith("probe rnd (random")
+                or "baseline:" not in res.stdout or "ops/s" not in res.stdout):
+            harness.fail(f"iodriftctl explain rnd: rc={res.returncode} {res.stdout}{res.stderr}")
+        res = dh.ctl(addr, "explain", "rnd", "--json")
+        explained = json.loads(res.stdout)
+        figures = explained.get("figures", {})
+        if (explained.get("name") != "rnd" or figures.get("window_runs", 0) < 1
+                or figures.get("last", 0) <= 0 or "baseline_runs_needed" not in figures):
+            harness.fail(f"iodriftctl explain rnd --json: {res.stdout}")
+        res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "Explain", "s", "rnd")
+        if res.returncode != 0 or not res.stdout.startswith("sa{sd}"):
+            harness.fail(f"busctl Explain rnd: {res.stdout}{res.stderr}")
+        res = dh.ctl(addr, "explain", "no-such-probe")
+        if res.returncode != 2 or "UnknownProbe" not in res.stderr:
+            harness.fail(f"iodriftctl explain unknown: rc={res.returncode} {res.stderr}")
 
         # Snapshot: MemTotal as /proc/meminfo says, in bytes.
         with open("/proc/meminfo") as f:

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -136,12 +137,20 @@ class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy>
     return result;
   }
 
-  std::function<void(const std::string&, const dbus::Dict&)> on_completed;
+  // Set from the main thread while the proxy's event-loop thread may already deliver signals.
+  void OnCompleted(std::function<void(const std::string&, const dbus::Dict&)> fn) {
+    std::lock_guard lock(mu_);
+    on_completed_ = std::move(fn);
+  }
 
  private:
   void onProbeCompleted(const std::string& name, const dbus::Dict& result) override {
-    if (on_completed) on_completed(name, result);
+    std::lock_guard lock(mu_);
+    if (on_completed_) on_completed_(name, result);
   }
+
+  std::mutex mu_;
+  std::function<void(const std::string&, const dbus::Dict&)> on_completed_;
 };
 
 bool IsUnreachable(const std::string& error_name) {
@@ -288,7 +297,7 @@ int Reload(Client& client) {
 }
 
 int Watch(Client& client, const std::string& bus, bool json) {
-  client.on_completed = [json](const std::string&, const dbus::Dict& dict) {
+  client.OnCompleted([json](const std::string&, const dbus::Dict& dict) {
     auto r = dbus::FromDict(dict);
     if (json) {
       std::printf("%s\n", ResultJson(r).c_str());
@@ -310,7 +319,7 @@ int Watch(Client& client, const std::string& bus, bool json) {
                   r.error.empty() ? "" : "error: ", r.error.c_str());
     }
     std::fflush(stdout);
-  };
+  });
   std::fprintf(stderr, "iodriftctl: watching %s on %s (Ctrl-C to stop)\n", dbus::kBusName,
                bus.c_str());
   std::fflush(stderr);
