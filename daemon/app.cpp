@@ -186,6 +186,8 @@ class Daemon {
     server_.Route("/metrics", [this] {
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
     });
+    // Liveness, cheap on purpose: the systemd watchdog pings it (Alive()).
+    server_.Route("/-/healthy", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; });
     // Status page and its JSON (status.enabled; off: the static landing page and a 404).
     status_root_ = ProcRoot(cfg_.proc_root);
     ApplyStatus(cfg_);
@@ -272,13 +274,13 @@ class Daemon {
 
   // Watchdog liveness (watchdog thread): the scheduler's lock can be taken (a deadlocked
   // dispatcher holds it; Probes() then blocks and the pings stop) and the HTTP listener answers
-  // HEAD / on its own address. A probe stuck in the kernel holds neither.
+  // HEAD /-/healthy on its own address (not /, which renders the status page). A probe stuck in the kernel holds neither.
   // Any HTTP status counts, so basic auth (401) does not matter. Over TLS a plain HEAD gets no
   // HTTP answer; TlsListenerReacts checks the same thing without a handshake (liveness.h).
   bool Alive() const {
     (void)scheduler_.Probes();
     if (server_.tls()) return TlsListenerReacts(http_host_, server_.port(), std::chrono::seconds(2));
-    return HttpAnswers(http_host_, server_.port(), "/", std::chrono::seconds(2));
+    return HttpAnswers(http_host_, server_.port(), "/-/healthy", std::chrono::seconds(2));
   }
 
   // Re-reads the config file and applies it; on problems keeps the running config. Returns the

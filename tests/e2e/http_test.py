@@ -15,6 +15,9 @@ with harness.Daemon("--config", config) as d:
     status, headers, body = d.get("/")
     if status != 200 or "/metrics" not in body or "text/html" not in headers.get("Content-Type", ""):
         harness.fail(f"landing page: {status} {headers}")
+    status, _, body = d.get("/-/healthy")
+    if status != 200 or body != "ok\n":
+        harness.fail(f"/-/healthy: {status} {body!r}")
     status, _, _ = d.get("/nope")
     if status != 404:
         harness.fail(f"unknown path answered {status}, want 404")
