@@ -274,7 +274,8 @@ class Daemon {
 
   // Watchdog liveness (watchdog thread): the scheduler's lock can be taken (a deadlocked
   // dispatcher holds it; Probes() then blocks and the pings stop) and the HTTP listener answers
-  // HEAD /-/healthy on its own address (not /, which renders the status page). A probe stuck in the kernel holds neither.
+  // HEAD /-/healthy on its own address (not /, which renders the status page). A probe stuck
+  // in the kernel holds neither.
   // Any HTTP status counts, so basic auth (401) does not matter. Over TLS a plain HEAD gets no
   // HTTP answer; TlsListenerReacts checks the same thing without a handshake (liveness.h).
   bool Alive() const {

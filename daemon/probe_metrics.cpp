@@ -148,8 +148,7 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
     if (auto it = intervals.find(r.name); it != intervals.end()) {
       AddSample(interval, it->second, labels);
     }
-    for (auto outcome : {probes::Outcome::kOk, probes::Outcome::kError, probes::Outcome::kTimeout,
-                         probes::Outcome::kSkipped}) {
+    for (auto outcome : probes::kAllOutcomes) {
       auto it = s.runs.find(outcome);
       AddSample(runs, it == s.runs.end() ? 0 : static_cast<double>(it->second),
                 With(labels, "result", probes::OutcomeName(outcome)));

@@ -48,11 +48,10 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
   w.Key("uptime_at_worst"); w.OptionalNumber(rec.uptime_at_worst);
   w.Key("baseline_runs_needed"); w.Unsigned(rec.baseline_runs_needed);
   w.Key("baseline_runs_counted");
-  w.Unsigned(rec.baseline ? rec.baseline_runs_needed : rec.baseline_samples.size());
+  w.Unsigned(BaselineRunsCounted(rec));
   w.Key("runs");
   w.BeginObject();
-  for (auto outcome : {probes::Outcome::kOk, probes::Outcome::kError, probes::Outcome::kTimeout,
-                       probes::Outcome::kSkipped}) {
+  for (auto outcome : probes::kAllOutcomes) {
     auto it = rec.runs.find(outcome);
     w.Key(probes::OutcomeName(outcome));
     w.Unsigned(it == rec.runs.end() ? 0 : it->second);

@@ -292,9 +292,7 @@ std::map<std::string, double> ExplainFigures(const ProbeRecord& record, const Dr
   put("uptime_at_worst", record.uptime_at_worst);
   out["window_runs"] = static_cast<double>(window.size());
   out["baseline_runs_needed"] = static_cast<double>(record.baseline_runs_needed);
-  out["baseline_runs_counted"] =
-      static_cast<double>(record.baseline ? record.baseline_runs_needed
-                                          : record.baseline_samples.size());
+  out["baseline_runs_counted"] = static_cast<double>(BaselineRunsCounted(record));
   const DriftCorrelations rho = window.Correlations();
   for (std::size_t f = 0; f < kDriftFeatureCount; ++f) {
     if (rho[f]) out["rho." + std::string(DriftFeatureName(f))] = *rho[f];

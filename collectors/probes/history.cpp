@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace iodrift::probes {
@@ -98,11 +99,7 @@ std::optional<ProbeHistory> ResultHistory::Get(const std::string& name) const {
 }
 
 std::vector<ProbeHistory> ResultHistory::Snapshot() const {
-  std::lock_guard lock(mu_);
-  std::vector<ProbeHistory> out;
-  out.reserve(probes_.size());
-  for (const auto& [name, history] : probes_) out.push_back(history);
-  return out;
+  return Snapshot(std::numeric_limits<std::size_t>::max());
 }
 
 std::vector<ProbeHistory> ResultHistory::Snapshot(std::size_t max_points) const {

@@ -8,6 +8,7 @@
 // Thread-safety: a plain value.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -19,6 +20,9 @@
 namespace iodrift::probes {
 
 enum class Outcome { kOk, kError, kTimeout, kSkipped };
+// Every Outcome, in the order above (label values, per-outcome counters).
+inline constexpr std::array<Outcome, 4> kAllOutcomes = {Outcome::kOk, Outcome::kError,
+                                                        Outcome::kTimeout, Outcome::kSkipped};
 
 // "ok" | "error" | "timeout" | "skipped" (the `result` label value).
 const char* OutcomeName(Outcome outcome);

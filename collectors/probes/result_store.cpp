@@ -102,9 +102,7 @@ void ResultStore::Record(const ProbeResult& result) {
       rec = ProbeRecord{};
     }
     if (rec.runs.empty()) {
-      for (Outcome o : {Outcome::kOk, Outcome::kError, Outcome::kTimeout, Outcome::kSkipped}) {
-        rec.runs[o] = 0;
-      }
+      for (Outcome o : kAllOutcomes) rec.runs[o] = 0;
       rec.baseline_runs_needed = baseline_runs_;
     }
     rec.last = result;

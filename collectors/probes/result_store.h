@@ -64,6 +64,11 @@ struct ProbeRecord {
   DriftCorrelations correlations;  // window.Correlations() after the last sample
 };
 
+// Clean runs that went into the baseline: all it needs once formed, else those counted so far.
+inline std::size_t BaselineRunsCounted(const ProbeRecord& record) {
+  return record.baseline ? record.baseline_runs_needed : record.baseline_samples.size();
+}
+
 class ResultStore {
  public:
   // `baseline_runs`: clean runs whose median forms a baseline (at least 1).

@@ -72,8 +72,7 @@ probes::ProbeResult FromDict(const Dict& d) {
   if (auto v = Get<std::string>(d, "target")) r.target = *v;
   r.outcome = probes::Outcome::kError;
   if (auto v = Get<std::string>(d, "result")) {
-    for (auto o : {probes::Outcome::kOk, probes::Outcome::kError, probes::Outcome::kTimeout,
-                   probes::Outcome::kSkipped}) {
+    for (auto o : probes::kAllOutcomes) {
       if (*v == probes::OutcomeName(o)) r.outcome = o;
     }
   } else if (auto ok = Get<bool>(d, "success"); ok && *ok) {
