@@ -77,6 +77,12 @@ std::string FeatureValue(std::size_t feature, double v) {
     std::snprintf(buf, sizeof buf, "%.1f %%", 100 * v);
     return buf;
   }
+  // Counts (reclaim_pages, dentries_negative): whole numbers, not 2.662e+04.
+  if (std::isfinite(v) && std::fabs(v) < 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   return Human(v, "");
 }
 

@@ -154,6 +154,29 @@ TEST(DriftWindow, RanksSlabFirstWhenThroughputFallsExactlyAsSlabGrows) {
   EXPECT_NE(text.find("95.4 MiB"), std::string::npos) << text;  // 100e6 bytes at baseline time
 }
 
+TEST(ExplainProbe, PrintsCountsAsWholeNumbers) {
+  // A squeezed run reclaims ~26,000 pages; the row must say so, not 2.662e+04.
+  DriftWindow window;
+  for (int i = 0; i < 10; ++i) {
+    ProbeResult r = Buffered(1e9 + 1e7 * i, 200e6, 100.0 * i);
+    r.vmstat_delta["pgscan_direct"] = 13312u * static_cast<std::uint64_t>(i % 2);
+    r.vmstat_delta["pgsteal_direct"] = 13312u * static_cast<std::uint64_t>(i % 2);
+    window.Add({*r.throughput_bytes_per_second, ExtractDriftFeatures(r)});
+  }
+  ProbeRecord record;
+  record.last = Buffered(1e9, 200e6, 1000);
+  record.last_figure = 1e9;
+  record.baseline = 1e9;
+  record.baseline_features[Idx(DriftFeature::kReclaim)] = 0;
+  const std::string text = ExplainProbe(record, window);
+  const auto row = text.find("    reclaim_pages");
+  ASSERT_NE(row, std::string::npos) << text;
+  const std::string line = text.substr(row, text.find('\n', row) - row);
+  EXPECT_NE(line.find(" 26624 "), std::string::npos) << line;
+  EXPECT_EQ(line.find("e+"), std::string::npos) << line;
+  EXPECT_EQ(line.back(), '0') << line;  // at baseline: no reclaim
+}
+
 TEST(DriftWindow, IndependentNoiseGivesOnlyWeakCorrelations) {
   std::mt19937_64 rng(42);
   std::normal_distribution<double> noise(0, 1);
