@@ -703,8 +703,8 @@ class Loader {
       return config;
     }
     static constexpr std::array<std::string_view, 10> kKeys = {
-        "listen", "state_dir", "proc_root", "dbus",     "log_level",
-        "collectors", "http", "scheduler", "status", "probes"};
+        "listen",     "state_dir", "proc_root", "dbus",   "log_level",
+        "collectors", "http",      "scheduler", "status", "probes"};
     ForEachEntry(root, "", kKeys, [&](const Entry& entry) {
       if (entry.name == "listen") {
         if (auto v = ReadChoice(entry, &CheckListen)) config.listen = *v;
@@ -798,9 +798,9 @@ class Loader {
 
   void LoadHttp(const Entry& section, HttpOptions* out) {
     if (!ExpectMap(section, "a map (`max_connections: 64`, ...)")) return;
-    static constexpr std::array<std::string_view, 5> kKeys = {
-        "max_connections", "connection_timeout", "tls_cert_file", "tls_key_file",
-        "basic_auth_users"};
+    static constexpr std::array<std::string_view, 5> kKeys = {"max_connections",
+                                                              "connection_timeout", "tls_cert_file",
+                                                              "tls_key_file", "basic_auth_users"};
     std::optional<Entry> cert, key;
     ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
       if (entry.name == "max_connections") {
@@ -850,7 +850,8 @@ class Loader {
       }
     } else {
       const std::size_t begin = text->find("-----BEGIN ");
-      const std::size_t end = text->find(" PRIVATE KEY-----", begin == std::string::npos ? 0 : begin);
+      const std::size_t end =
+          text->find(" PRIVATE KEY-----", begin == std::string::npos ? 0 : begin);
       if (begin == std::string::npos || end == std::string::npos) {
         ReportValue(entry, "not a PEM private key (no `-----BEGIN ... PRIVATE KEY-----` line) in " +
                                Shown(*path));
@@ -871,8 +872,8 @@ class Loader {
   void LoadBasicAuthUsers(const Entry& section, std::map<std::string, std::string>* out) {
     if (section.value.IsNull()) return;
     if (!section.value.IsMap()) {
-      ReportValue(section, "expected a map of user: bcrypt hash, got " +
-                               DescribeNode(section.value));
+      ReportValue(section,
+                  "expected a map of user: bcrypt hash, got " + DescribeNode(section.value));
       return;
     }
     std::map<std::string, int, std::less<>> seen;
@@ -885,10 +886,10 @@ class Loader {
       }
       const std::string user = key.Scalar();
       const std::string path = section.path + "." + user;
-      const bool bad_name = user.empty() || user.size() > 256 ||
-                            std::any_of(user.begin(), user.end(), [](char c) {
-                              return c == ':' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-                            });
+      const bool bad_name =
+          user.empty() || user.size() > 256 || std::any_of(user.begin(), user.end(), [](char c) {
+            return c == ':' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+          });
       if (bad_name) {
         Report(key, section.path,
                "user name " + Shown(user) +
@@ -937,7 +938,8 @@ class Loader {
       if (entry.name == "enabled") {
         if (auto v = ReadBool(entry)) out->enabled = *v;
       } else if (entry.name == "history_runs") {
-        if (auto v = ReadCount(entry, 2, 100000)) out->history_runs = static_cast<std::uint32_t>(*v);
+        if (auto v = ReadCount(entry, 2, 100000))
+          out->history_runs = static_cast<std::uint32_t>(*v);
       }
     });
   }
@@ -1217,14 +1219,15 @@ std::optional<std::string> CheckBcryptHash(std::string_view hash) {
   const std::string problem =
       "must be a bcrypt hash ($2y$, $2b$ or $2a$ and 60 characters, e.g. from "
       "`htpasswd -nbBC 10 USER PASSWORD`), not a password or another kind of hash";
-  if (hash.size() != 60 || !(hash.starts_with("$2y$") || hash.starts_with("$2b$") ||
-                             hash.starts_with("$2a$"))) {
+  if (hash.size() != 60 ||
+      !(hash.starts_with("$2y$") || hash.starts_with("$2b$") || hash.starts_with("$2a$"))) {
     return problem;
   }
   const bool cost_digits = hash[4] >= '0' && hash[4] <= '9' && hash[5] >= '0' && hash[5] <= '9';
   const int cost = cost_digits ? (hash[4] - '0') * 10 + (hash[5] - '0') : 0;
   if (!cost_digits || hash[6] != '$') return problem;
-  if (cost < 4 || cost > 31) return "bcrypt cost must be from 04 to 31, got " + std::to_string(cost);
+  if (cost < 4 || cost > 31)
+    return "bcrypt cost must be from 04 to 31, got " + std::to_string(cost);
   for (char c : hash.substr(7)) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '.' || c == '/';

@@ -30,13 +30,13 @@ std::string_view ProbeKindName(ProbeKind kind);
 std::optional<ProbeKind> ParseProbeKind(std::string_view name);
 
 struct ProbeSpec {
-  std::string name;               // unique, [a-z0-9_.-]+; the `probe` label
+  std::string name;  // unique, [a-z0-9_.-]+; the `probe` label
   ProbeKind kind = ProbeKind::kCached;
-  std::string target;             // block device, regular file or directory; empty for memory
+  std::string target;  // block device, regular file or directory; empty for memory
   Duration interval = std::chrono::minutes(5);
-  std::uint64_t size = 0;         // bytes per run; 0 = calibrate once (sequential kinds)
-  std::uint32_t files = 64;       // metadata: files per run
-  std::uint32_t requests = 64;    // random: requests per run
+  std::uint64_t size = 0;       // bytes per run; 0 = calibrate once (sequential kinds)
+  std::uint32_t files = 64;     // metadata: files per run
+  std::uint32_t requests = 64;  // random: requests per run
   Duration timeout = std::chrono::seconds(30);
   Duration time_budget = std::chrono::milliseconds(250);  // stop a run after this much reading
 
@@ -45,7 +45,7 @@ struct ProbeSpec {
 
 struct VmstatOptions {
   bool enabled = true;
-  std::string fields = ".*";      // ECMAScript regex, whole-name match
+  std::string fields = ".*";  // ECMAScript regex, whole-name match
 
   bool operator==(const VmstatOptions&) const = default;
 };
@@ -57,7 +57,8 @@ struct SlabinfoOptions {
   std::string include =
       "dentry|.*inode_cache|inode_cache|buffer_head|radix_tree_node|xfs_.*|btrfs_.*|ext4_.*|"
       "kmalloc-[0-9]+k?|kmalloc-rcl-.*|vm_area_struct|filp|names_cache|mm_struct|task_struct|"
-      "anon_vma|anon_vma_chain|kernfs_node_cache|shmem_inode_cache|proc_inode_cache|sock_inode_cache";
+      "anon_vma|anon_vma_chain|kernfs_node_cache|shmem_inode_cache|proc_inode_cache|sock_inode_"
+      "cache";
   std::string exclude = "";
 
   bool operator==(const SlabinfoOptions&) const = default;
@@ -77,7 +78,7 @@ struct CollectorsConfig {
 };
 
 struct HttpOptions {
-  std::uint32_t max_connections = 64;   // served at once; more wait in the accept queue
+  std::uint32_t max_connections = 64;  // served at once; more wait in the accept queue
   Duration connection_timeout = std::chrono::seconds(10);  // idle/slow client cut-off
   // TLS: PEM certificate (chain) and private key files, both or neither; set = HTTPS only. The
   // loader checks that both are readable regular files holding the right PEM blocks; the daemon
@@ -92,12 +93,12 @@ struct HttpOptions {
 
 // How probe threads are scheduled against the rest of the machine (PROBES.md §4.0).
 struct SchedulerConfig {
-  std::uint32_t max_concurrent = 1;   // probes running at once across devices
+  std::uint32_t max_concurrent = 1;  // probes running at once across devices
   // ioprio_set(2) class of probe threads: "best-effort" (with io_level), "idle", or "none"
   // (leave the thread's class alone). Only BFQ and mq-deadline honour classes.
   std::string io_class = "best-effort";
-  int io_level = 7;                   // 0 (highest) .. 7 (lowest), for best-effort
-  int nice = 10;                      // setpriority() of probe threads: 0 .. 19
+  int io_level = 7;  // 0 (highest) .. 7 (lowest), for best-effort
+  int nice = 10;     // setpriority() of probe threads: 0 .. 19
 
   bool operator==(const SchedulerConfig&) const = default;
 };
@@ -112,15 +113,15 @@ struct StatusOptions {
 
 struct Config {
   std::string listen = "127.0.0.1:9723";
-  std::string state_dir;          // empty = default for the user (see DefaultStateDir)
+  std::string state_dir;  // empty = default for the user (see DefaultStateDir)
   std::string proc_root = "/proc";
-  std::string dbus = "auto";      // auto | system | session | none | ADDRESS
-  std::string log_level = "info"; // trace | debug | info | warn | error
+  std::string dbus = "auto";       // auto | system | session | none | ADDRESS
+  std::string log_level = "info";  // trace | debug | info | warn | error
   CollectorsConfig collectors;
   HttpOptions http;
   SchedulerConfig scheduler;
   StatusOptions status;
-  std::vector<ProbeSpec> probes;   // a file without `probes` (or `probes:` empty) has none
+  std::vector<ProbeSpec> probes;  // a file without `probes` (or `probes:` empty) has none
 
   // Field-wise; lets a reload tell "nothing changed" from a real change.
   bool operator==(const Config&) const = default;
@@ -132,7 +133,7 @@ struct Problem {
   std::string file;
   int line = 0;
   int column = 0;
-  std::string key;       // dotted path, e.g. "probes[2].interval"
+  std::string key;  // dotted path, e.g. "probes[2].interval"
   std::string message;
 
   // "FILE:LINE:COLUMN: KEY: MESSAGE"; ":LINE:COLUMN" is left out when line is 0 and "KEY: "

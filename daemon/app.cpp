@@ -2,9 +2,9 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <atomic>
 #include <mutex>
 #include <set>
 
@@ -140,9 +140,8 @@ HttpServerOptions ServerOptions(const config::Config& cfg) {
   HttpServerOptions options;
   options.listen = cfg.listen;
   options.max_connections = cfg.http.max_connections;
-  options.connection_timeout_seconds = static_cast<unsigned>(
-      std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(
-                                 cfg.http.connection_timeout).count()));
+  options.connection_timeout_seconds = static_cast<unsigned>(std::max<long long>(
+      1, std::chrono::duration_cast<std::chrono::seconds>(cfg.http.connection_timeout).count()));
   options.tls_cert_file = cfg.http.tls_cert_file;
   options.tls_key_file = cfg.http.tls_key_file;
   options.basic_auth_users = cfg.http.basic_auth_users;
@@ -187,7 +186,9 @@ class Daemon {
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
     });
     // Liveness, cheap on purpose: the systemd watchdog pings it (Alive()).
-    server_.Route("/-/healthy", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; });
+    server_.Route("/-/healthy", [] {
+      return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+    });
     // Status page and its JSON (status.enabled; off: the static landing page and a 404).
     status_root_ = ProcRoot(cfg_.proc_root);
     ApplyStatus(cfg_);
@@ -201,11 +202,11 @@ class Daemon {
                             "status page disabled (status.enabled: false)\n"};
       }
       auto boot = proc::ReadBootState(status_root_);
-      return HttpResponse{200, "application/json",
-                          ProbesApiJson(boot ? boot->boot_id : std::nullopt,
-                                        boot ? boot->uptime_seconds : std::nullopt,
-                                        history_.capacity(), store_.Snapshot(),
-                                        history_.Snapshot())};
+      return HttpResponse{
+          200, "application/json",
+          ProbesApiJson(boot ? boot->boot_id : std::nullopt,
+                        boot ? boot->uptime_seconds : std::nullopt, history_.capacity(),
+                        store_.Snapshot(), history_.Snapshot())};
     });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);
@@ -267,8 +268,8 @@ class Daemon {
  private:
   // "5 probes, last run 12 s ago, 0 failing" for systemctl status. Any thread.
   std::string StatusText() const {
-    const double now = std::chrono::duration<double>(
-        std::chrono::system_clock::now().time_since_epoch()).count();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     return ProbeStatusText(scheduler_.Probes().size(), store_.Snapshot(), now);
   }
 
@@ -280,7 +281,8 @@ class Daemon {
   // HTTP answer; TlsListenerReacts checks the same thing without a handshake (liveness.h).
   bool Alive() const {
     (void)scheduler_.Probes();
-    if (server_.tls()) return TlsListenerReacts(http_host_, server_.port(), std::chrono::seconds(2));
+    if (server_.tls())
+      return TlsListenerReacts(http_host_, server_.port(), std::chrono::seconds(2));
     return HttpAnswers(http_host_, server_.port(), "/-/healthy", std::chrono::seconds(2));
   }
 
@@ -314,8 +316,9 @@ class Daemon {
       loaded->listen = cfg_.listen;
     }
     if (loaded->http != cfg_.http) {
-      spdlog::warn("reload: http (connections, TLS, basic auth) changed; takes effect after a "
-                   "restart");
+      spdlog::warn(
+          "reload: http (connections, TLS, basic auth) changed; takes effect after a "
+          "restart");
       loaded->http = cfg_.http;
     }
     if (loaded->dbus != cfg_.dbus) {
@@ -324,8 +327,9 @@ class Daemon {
     }
     if (loaded->state_dir != cfg_.state_dir || loaded->proc_root != cfg_.proc_root ||
         loaded->scheduler != cfg_.scheduler) {
-      spdlog::warn("reload: state_dir, proc_root and scheduler changes for probes take effect "
-                   "after a restart");
+      spdlog::warn(
+          "reload: state_dir, proc_root and scheduler changes for probes take effect "
+          "after a restart");
     }
     exporter_->Reconfigure(ProcRoot(loaded->proc_root), loaded->collectors);
     PrepareStateDir(*loaded);
@@ -354,8 +358,8 @@ class Daemon {
   StatusPageInput StatusInput() const {
     StatusPageInput in;
     in.version = IODRIFT_VERSION;
-    in.now_seconds = std::chrono::duration<double>(
-        std::chrono::system_clock::now().time_since_epoch()).count();
+    in.now_seconds =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     if (auto boot = proc::ReadBootState(status_root_)) {
       in.boot_id = boot->boot_id;
       in.uptime_seconds = boot->uptime_seconds;
@@ -377,7 +381,7 @@ class Daemon {
   Scheduler scheduler_;
   std::unique_ptr<Exporter> exporter_;
   HttpServer server_;
-  std::mutex reload_mu_;  // SIGHUP and D-Bus Reload may race
+  std::mutex reload_mu_;                     // SIGHUP and D-Bus Reload may race
   std::unique_ptr<dbus::DbusService> dbus_;  // after scheduler_: destroyed before it
   std::string http_host_ = "127.0.0.1";
   SystemdNotifier notifier_;  // last: its watchdog thread calls Alive(), so it stops first
@@ -424,7 +428,8 @@ int Main(int argc, char** argv) {
   }
   auto cfg = LoadEffectiveConfig(*cl);
   if (!cfg) {
-    for (const auto& problem : cfg.error()) std::fprintf(stderr, "%s\n", problem.ToString().c_str());
+    for (const auto& problem : cfg.error())
+      std::fprintf(stderr, "%s\n", problem.ToString().c_str());
     return kExitConfig;
   }
   if (cl->check_config) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/cli.h"
 #include "config/config.h"
+#include "daemon/cli.h"
 
 namespace iodrift::daemon {
 

@@ -60,9 +60,12 @@ Expected<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     std::optional<std::string> CommandLine::*field;
   };
   static const ValueFlag kValueFlags[] = {
-      {"--config", "-c", &CommandLine::config_file},  {"--listen", "", &CommandLine::listen},
-      {"--proc-root", "", &CommandLine::proc_root},   {"--state-dir", "", &CommandLine::state_dir},
-      {"--dbus", "", &CommandLine::dbus},             {"--log-level", "", &CommandLine::log_level},
+      {"--config", "-c", &CommandLine::config_file},
+      {"--listen", "", &CommandLine::listen},
+      {"--proc-root", "", &CommandLine::proc_root},
+      {"--state-dir", "", &CommandLine::state_dir},
+      {"--dbus", "", &CommandLine::dbus},
+      {"--log-level", "", &CommandLine::log_level},
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -72,11 +75,26 @@ Expected<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       name = arg.substr(0, eq);
       inline_value = std::string(arg.substr(eq + 1));
     }
-    if (name == "--check-config") { cl.check_config = true; continue; }
-    if (name == "--once") { cl.once = true; continue; }
-    if (name == "--json") { cl.json = true; continue; }
-    if (name == "--help" || name == "-h") { cl.help = true; continue; }
-    if (name == "--version" || name == "-V") { cl.version = true; continue; }
+    if (name == "--check-config") {
+      cl.check_config = true;
+      continue;
+    }
+    if (name == "--once") {
+      cl.once = true;
+      continue;
+    }
+    if (name == "--json") {
+      cl.json = true;
+      continue;
+    }
+    if (name == "--help" || name == "-h") {
+      cl.help = true;
+      continue;
+    }
+    if (name == "--version" || name == "-V") {
+      cl.version = true;
+      continue;
+    }
     bool matched = false;
     for (const auto& flag : kValueFlags) {
       if (name != flag.long_name && (flag.short_name.empty() || name != flag.short_name)) continue;

@@ -52,9 +52,9 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   auto set = Current();
   std::vector<prometheus::MetricFamily> out;
   out.reserve(512);
-  auto success = MakeFamily("iodrift_collector_success",
-                            "1 when the collector read its source on this scrape, else 0.",
-                            MetricType::Gauge);
+  auto success =
+      MakeFamily("iodrift_collector_success",
+                 "1 when the collector read its source on this scrape, else 0.", MetricType::Gauge);
   auto duration = MakeFamily("iodrift_collector_duration_seconds",
                              "Time the collector took on this scrape.", MetricType::Gauge);
   for (std::size_t i = 0; i < set->collectors.size(); ++i) {

@@ -1,13 +1,14 @@
 #include "daemon/http_auth.h"
 
 #include <crypt.h>
-#include <gnutls/crypto.h>
-#include <gnutls/gnutls.h>
 
 #include <array>
 #include <cctype>
 #include <cstring>
 #include <memory>
+
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 
 namespace iodrift::daemon {
 namespace {
@@ -18,8 +19,7 @@ constexpr const char* kDummyHash = "$2b$10$dbYXDtDW43O4VDU5GeVKtuu3yeCIp4MgvY4NQ
 
 bool IsBcryptShaped(std::string_view hash) {
   return hash.size() == 60 && hash[0] == '$' && hash[1] == '2' &&
-         (hash[2] == 'a' || hash[2] == 'b' || hash[2] == 'y') && hash[3] == '$' &&
-         hash[6] == '$';
+         (hash[2] == 'a' || hash[2] == 'b' || hash[2] == 'y') && hash[3] == '$' && hash[6] == '$';
 }
 
 int Base64Value(char c) {

@@ -1,16 +1,14 @@
 #include "daemon/http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-
-#include <fcntl.h>
-#include <gnutls/gnutls.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +18,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include <gnutls/gnutls.h>
 
 #include "collectors/common/text.h"
 #include "daemon/http_auth.h"
@@ -56,9 +56,8 @@ struct HttpServer::Impl {
   std::thread reaper;
 
   void Reap() {
-    const auto period = std::clamp<Clock::duration>(request_timeout / 4,
-                                                    std::chrono::milliseconds(100),
-                                                    std::chrono::seconds(1));
+    const auto period = std::clamp<Clock::duration>(
+        request_timeout / 4, std::chrono::milliseconds(100), std::chrono::seconds(1));
     std::unique_lock lock(mu);
     while (!stopping) {
       wake.wait_for(lock, period);
@@ -127,8 +126,8 @@ void MarkBusy(HttpServer::Impl* impl, MHD_Connection* connection) {
 }
 
 bool AcceptsGzip(MHD_Connection* connection) {
-  const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                  MHD_HTTP_HEADER_ACCEPT_ENCODING);
+  const char* value =
+      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
   return value != nullptr && std::strstr(value, "gzip") != nullptr;
 }
 
@@ -138,8 +137,10 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
   const std::string* body = &response.body;
   if (gzip && response.body.size() > 1024) {
     compressed = GzipCompress(response.body, gzip_level);
-    if (!compressed.empty()) body = &compressed;
-    else gzip = false;
+    if (!compressed.empty())
+      body = &compressed;
+    else
+      gzip = false;
   } else {
     gzip = false;
   }
@@ -157,8 +158,8 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
   return result;
 }
 
-MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
-                         const char* method, const char* /*version*/, const char* /*upload_data*/,
+MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                         const char* /*version*/, const char* /*upload_data*/,
                          std::size_t* upload_data_size, void** con_cls) {
   // Per-request markers in *con_cls: the first call brings headers only; body chunks follow;
   // the last call (no data) is where we answer.
@@ -178,8 +179,8 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
   // Authentication first, for every path and method: a client without credentials learns
   // nothing about which paths exist.
   if (impl->auth->enabled()) {
-    const char* authorization = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                            MHD_HTTP_HEADER_AUTHORIZATION);
+    const char* authorization =
+        MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!impl->auth->Allows(authorization == nullptr ? "" : authorization)) {
       // Queue() adds `WWW-Authenticate: Basic realm="iodrift"` to every 401.
       return Queue(connection, {401, "text/plain; charset=utf-8", "unauthorized\n"}, false, 0);
@@ -201,7 +202,8 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
   try {
     response = it->second();
   } catch (const std::exception& e) {
-    response = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
+    response = {500, "text/plain; charset=utf-8",
+                std::string("internal error: ") + e.what() + "\n"};
   }
   return Queue(connection, response, AcceptsGzip(connection), impl->gzip_level);
 }
@@ -250,8 +252,8 @@ Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::strin
   gnutls_datum_t key{reinterpret_cast<unsigned char*>(const_cast<char*>(key_pem.data())),
                      static_cast<unsigned>(key_pem.size())};
   // Parses both and checks that the key belongs to the (first) certificate.
-  const int rc =
-      gnutls_certificate_set_x509_key_mem2(credentials, &cert, &key, GNUTLS_X509_FMT_PEM, nullptr, 0);
+  const int rc = gnutls_certificate_set_x509_key_mem2(credentials, &cert, &key, GNUTLS_X509_FMT_PEM,
+                                                      nullptr, 0);
   gnutls_certificate_free_credentials(credentials);
   if (rc < 0) return Fail(EINVAL, gnutls_strerror(rc));
   return {};
@@ -269,7 +271,8 @@ Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string&
     port_text = listen.substr(close + 2);
   } else {
     auto colon = listen.rfind(':');
-    if (colon == std::string::npos) return Fail(EINVAL, "listen " + listen + ": expected HOST:PORT");
+    if (colon == std::string::npos)
+      return Fail(EINVAL, "listen " + listen + ": expected HOST:PORT");
     host = listen.substr(0, colon);
     port_text = listen.substr(colon + 1);
   }
@@ -371,8 +374,7 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
     flags |= MHD_USE_TLS;
     tls_options.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, impl_->cert_pem.data()});
     tls_options.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, impl_->key_pem.data()});
-    tls_options.push_back(
-        {MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)});
+    tls_options.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)});
   }
   tls_options.push_back({MHD_OPTION_END, 0, nullptr});
   {
@@ -380,18 +382,15 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
     impl_->stopping = false;
   }
   daemon_ = MHD_start_daemon(
-      flags, 0, nullptr, nullptr, &HandleRequest, impl_.get(),
-      MHD_OPTION_LISTEN_SOCKET, fd,
+      flags, 0, nullptr, nullptr, &HandleRequest, impl_.get(), MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(options.threads),
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(options.max_connections),
       MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options.connection_timeout_seconds),
       // Request line + headers must fit in this; larger ones get 414/431 and are closed.
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(64 * 1024),
-      MHD_OPTION_NOTIFY_CONNECTION, &OnConnection, impl_.get(),
-      MHD_OPTION_NOTIFY_COMPLETED, &OnRequestCompleted, impl_.get(),
-      MHD_OPTION_EXTERNAL_LOGGER, &LogMhdError, nullptr,
-      MHD_OPTION_ARRAY, tls_options.data(),
-      MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_CONNECTION, &OnConnection, impl_.get(), MHD_OPTION_NOTIFY_COMPLETED,
+      &OnRequestCompleted, impl_.get(), MHD_OPTION_EXTERNAL_LOGGER, &LogMhdError, nullptr,
+      MHD_OPTION_ARRAY, tls_options.data(), MHD_OPTION_END);
   if (daemon_ == nullptr) {
     ::close(fd);
     return Fail(EIO, "listen " + options.listen + ": libmicrohttpd failed to start" +

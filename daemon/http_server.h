@@ -54,7 +54,7 @@ struct HttpServerOptions {
   unsigned max_connections = 64;
   unsigned connection_timeout_seconds = 10;
   unsigned threads = 2;
-  int gzip_level = 1;                      // zlib level for gzip responses (1 = fastest)
+  int gzip_level = 1;  // zlib level for gzip responses (1 = fastest)
   // TLS: PEM files, both set = HTTPS only. Read by Start().
   std::string tls_cert_file{};
   std::string tls_key_file{};

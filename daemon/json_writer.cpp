@@ -10,11 +10,21 @@ void AppendJsonString(std::string& out, std::string_view value) {
   out.push_back('"');
   for (char c : value) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -112,8 +122,10 @@ void JsonWriter::Null() {
 }
 
 void JsonWriter::OptionalNumber(const std::optional<double>& value) {
-  if (value) Number(*value);
-  else Null();
+  if (value)
+    Number(*value);
+  else
+    Null();
 }
 
 }  // namespace iodrift::daemon

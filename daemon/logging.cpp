@@ -49,8 +49,8 @@ bool StderrIsJournal() {
 }
 
 void SetUpLogging(spdlog::level::level_enum level) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "iodriftd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("iodriftd",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (StderrIsJournal()) {
     formatter->add_flag<PriorityFlag>('*').set_pattern("%*%v");

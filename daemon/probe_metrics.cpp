@@ -53,29 +53,34 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                              MetricType::Gauge);
   auto success = MakeFamily("iodrift_probe_success", "1 when the probe run succeeded." + last,
                             MetricType::Gauge);
-  auto supported = MakeFamily("iodrift_probe_supported",
-                              "0 when this probe kind cannot measure this target (e.g. no O_DIRECT): "
-                              "nothing else is measured in its place." + last,
-                              MetricType::Gauge);
+  auto supported =
+      MakeFamily("iodrift_probe_supported",
+                 "0 when this probe kind cannot measure this target (e.g. no O_DIRECT): "
+                 "nothing else is measured in its place." +
+                     last,
+                 MetricType::Gauge);
   auto duration = MakeFamily("iodrift_probe_duration_seconds", "Wall time of the probe run." + last,
                              MetricType::Gauge);
-  auto last_run = MakeFamily("iodrift_probe_last_run_timestamp_seconds",
-                             "Start of the last probe run, seconds since the epoch.",
-                             MetricType::Gauge);
-  auto runs = MakeFamily("iodrift_probe_runs_total", "Probe runs by result since the daemon started.",
-                         MetricType::Counter);
-  auto read_total = MakeFamily("iodrift_probe_read_bytes_total",
-                               "Bytes read by the probe since the daemon started.",
-                               MetricType::Counter);
-  auto bytes = MakeFamily("iodrift_probe_bytes", "Bytes read in the probe run." + last,
-                          MetricType::Gauge);
-  auto throughput = MakeFamily("iodrift_probe_throughput_bytes_per_second",
-                               "Read throughput of the probe run (cached, buffered, direct; memory: "
-                               "streaming memcpy)." + last,
-                               MetricType::Gauge);
+  auto last_run =
+      MakeFamily("iodrift_probe_last_run_timestamp_seconds",
+                 "Start of the last probe run, seconds since the epoch.", MetricType::Gauge);
+  auto runs = MakeFamily("iodrift_probe_runs_total",
+                         "Probe runs by result since the daemon started.", MetricType::Counter);
+  auto read_total =
+      MakeFamily("iodrift_probe_read_bytes_total",
+                 "Bytes read by the probe since the daemon started.", MetricType::Counter);
+  auto bytes =
+      MakeFamily("iodrift_probe_bytes", "Bytes read in the probe run." + last, MetricType::Gauge);
+  auto throughput =
+      MakeFamily("iodrift_probe_throughput_bytes_per_second",
+                 "Read throughput of the probe run (cached, buffered, direct; memory: "
+                 "streaming memcpy)." +
+                     last,
+                 MetricType::Gauge);
   auto ops = MakeFamily("iodrift_probe_ops_per_second",
                         "Operations per second of the probe run (random: read; metadata: "
-                        "create, stat, delete)." + last,
+                        "create, stat, delete)." +
+                            last,
                         MetricType::Gauge);
   auto latency = MakeFamily("iodrift_probe_latency_seconds",
                             "Per-operation latency of random and metadata probes, cumulative over "
@@ -89,11 +94,13 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                                  MetricType::Summary);
   auto cpu = MakeFamily("iodrift_probe_cpu_seconds",
                         "CPU time of the probe thread during the run, by mode (system CPU per GiB "
-                        "tells allocation cost from device time)." + last,
+                        "tells allocation cost from device time)." +
+                            last,
                         MetricType::Gauge);
-  auto context = MakeFamily("iodrift_probe_context_bytes",
-                            "Memory state (/proc/meminfo field, bytes) at the start of the run." + last,
-                            MetricType::Gauge);
+  auto context =
+      MakeFamily("iodrift_probe_context_bytes",
+                 "Memory state (/proc/meminfo field, bytes) at the start of the run." + last,
+                 MetricType::Gauge);
   auto suspect = MakeFamily("iodrift_probe_suspect",
                             "1 when a condition makes the figure doubtful, by reason." + last,
                             MetricType::Gauge);
@@ -125,8 +132,8 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
   auto correlation = MakeFamily(
       "iodrift_probe_correlation",
       "Spearman rank correlation between the probe's figure (throughput or ops/s) and a memory "
-      "feature, over the last " + std::to_string(probes::kDriftWindowSize) +
-          " valid runs of this daemon; absent until " +
+      "feature, over the last " +
+          std::to_string(probes::kDriftWindowSize) + " valid runs of this daemon; absent until " +
           std::to_string(probes::kMinCorrelationPoints) +
           " runs with the feature known and while the feature or figure is constant. "
           "Negative: the figure falls as the feature rises.",
@@ -157,8 +164,10 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
     AddSample(bytes, static_cast<double>(r.bytes), labels);
     if (r.success() && r.throughput_bytes_per_second) {
       AddSample(throughput, *r.throughput_bytes_per_second, labels);
-      if (r.kind == config::ProbeKind::kBuffered) by_target[r.target].first = *r.throughput_bytes_per_second;
-      if (r.kind == config::ProbeKind::kDirect) by_target[r.target].second = *r.throughput_bytes_per_second;
+      if (r.kind == config::ProbeKind::kBuffered)
+        by_target[r.target].first = *r.throughput_bytes_per_second;
+      if (r.kind == config::ProbeKind::kDirect)
+        by_target[r.target].second = *r.throughput_bytes_per_second;
     }
     if (s.baseline && *s.baseline > 0) {
       AddSample(baseline, *s.baseline, labels);
@@ -182,10 +191,12 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
       metric.label = labels;
       std::uint64_t cumulative = 0;
       for (std::size_t i = 0; i < bounds.size(); ++i) {
-        if (i < s.latency_total.bucket_counts.size()) cumulative += s.latency_total.bucket_counts[i];
+        if (i < s.latency_total.bucket_counts.size())
+          cumulative += s.latency_total.bucket_counts[i];
         metric.histogram.bucket.push_back({cumulative, bounds[i]});
       }
-      metric.histogram.bucket.push_back({s.latency_total.count, std::numeric_limits<double>::infinity()});
+      metric.histogram.bucket.push_back(
+          {s.latency_total.count, std::numeric_limits<double>::infinity()});
       metric.histogram.sample_count = s.latency_total.count;
       metric.histogram.sample_sum = s.latency_total.sum_seconds;
       latency.metric.push_back(std::move(metric));
@@ -207,7 +218,8 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
     }
     std::vector<std::string> reasons = KnownSuspectReasons();
     for (const auto& reason : r.suspect) {
-      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
+        reasons.push_back(reason);
     }
     for (const auto& reason : reasons) {
       bool active = std::find(r.suspect.begin(), r.suspect.end(), reason) != r.suspect.end();
@@ -229,9 +241,10 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
       AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
     }
   }
-  for (auto* family : {&success, &supported, &duration, &last_run, &interval, &runs, &read_total,
-                       &bytes, &throughput, &baseline, &ratio, &worst, &worst_uptime, &correlation,
-                       &ops, &latency, &latency_last, &cpu, &context, &suspect, &info, &tax}) {
+  for (auto* family : {&success,      &supported,   &duration,   &last_run, &interval,     &runs,
+                       &read_total,   &bytes,       &throughput, &baseline, &ratio,        &worst,
+                       &worst_uptime, &correlation, &ops,        &latency,  &latency_last, &cpu,
+                       &context,      &suspect,     &info,       &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

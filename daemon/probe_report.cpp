@@ -40,17 +40,22 @@ std::string Figure(const probes::ProbeResult& r) {
 
 // Terminal columns of a UTF-8 string (continuation bytes take none; "µ" is one column).
 std::size_t DisplayWidth(const std::string& s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 const char* HdparmPhrase(config::ProbeKind kind) {
   switch (kind) {
-    case config::ProbeKind::kCached: return "cached reads";
-    case config::ProbeKind::kBuffered: return "buffered disk reads";
-    case config::ProbeKind::kDirect: return "O_DIRECT disk reads";
-    case config::ProbeKind::kMemory: return "memcpy (streaming)";
-    default: return "reads";
+    case config::ProbeKind::kCached:
+      return "cached reads";
+    case config::ProbeKind::kBuffered:
+      return "buffered disk reads";
+    case config::ProbeKind::kDirect:
+      return "O_DIRECT disk reads";
+    case config::ProbeKind::kMemory:
+      return "memcpy (streaming)";
+    default:
+      return "reads";
   }
 }
 
@@ -87,36 +92,57 @@ std::string FormatSeconds(double seconds) {
 
 void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
   w.BeginObject();
-  w.Key("name"); w.String(r.name);
-  w.Key("kind"); w.String(config::ProbeKindName(r.kind));
-  w.Key("target"); w.String(r.target);
-  w.Key("success"); w.Bool(r.success());
-  w.Key("result"); w.String(probes::OutcomeName(r.outcome));
-  w.Key("supported"); w.Bool(r.supported);
-  w.Key("error"); w.String(r.error);
-  w.Key("start_time_seconds"); w.Number(r.start_time_seconds);
-  w.Key("duration_seconds"); w.Number(r.duration_seconds);
-  w.Key("bytes"); w.Unsigned(r.bytes);
-  w.Key("throughput_bytes_per_second"); w.OptionalNumber(r.throughput_bytes_per_second);
+  w.Key("name");
+  w.String(r.name);
+  w.Key("kind");
+  w.String(config::ProbeKindName(r.kind));
+  w.Key("target");
+  w.String(r.target);
+  w.Key("success");
+  w.Bool(r.success());
+  w.Key("result");
+  w.String(probes::OutcomeName(r.outcome));
+  w.Key("supported");
+  w.Bool(r.supported);
+  w.Key("error");
+  w.String(r.error);
+  w.Key("start_time_seconds");
+  w.Number(r.start_time_seconds);
+  w.Key("duration_seconds");
+  w.Number(r.duration_seconds);
+  w.Key("bytes");
+  w.Unsigned(r.bytes);
+  w.Key("throughput_bytes_per_second");
+  w.OptionalNumber(r.throughput_bytes_per_second);
   w.Key("ops_per_second");
   if (r.ops_per_second.empty()) {
     w.Null();
   } else {
     w.BeginObject();
-    for (const auto& [op, rate] : r.ops_per_second) { w.Key(op); w.Number(rate); }
+    for (const auto& [op, rate] : r.ops_per_second) {
+      w.Key(op);
+      w.Number(rate);
+    }
     w.EndObject();
   }
   w.Key("latency_seconds");
   w.BeginObject();
-  w.Key("p50"); w.OptionalNumber(r.latency ? r.latency->p50_seconds : std::nullopt);
-  w.Key("p99"); w.OptionalNumber(r.latency ? r.latency->p99_seconds : std::nullopt);
+  w.Key("p50");
+  w.OptionalNumber(r.latency ? r.latency->p50_seconds : std::nullopt);
+  w.Key("p99");
+  w.OptionalNumber(r.latency ? r.latency->p99_seconds : std::nullopt);
   w.Key("count");
-  if (r.latency) w.Unsigned(r.latency->count); else w.Null();
+  if (r.latency)
+    w.Unsigned(r.latency->count);
+  else
+    w.Null();
   w.EndObject();
   w.Key("cpu_seconds");
   w.BeginObject();
-  w.Key("user"); w.Number(r.cpu_user_seconds);
-  w.Key("system"); w.Number(r.cpu_system_seconds);
+  w.Key("user");
+  w.Number(r.cpu_user_seconds);
+  w.Key("system");
+  w.Number(r.cpu_system_seconds);
   w.EndObject();
   w.Key("suspect");
   w.BeginArray();
@@ -124,35 +150,59 @@ void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
   w.EndArray();
   w.Key("context");
   w.BeginObject();
-  for (const auto& [field, value] : r.context) { w.Key(field); w.Unsigned(value); }
+  for (const auto& [field, value] : r.context) {
+    w.Key(field);
+    w.Unsigned(value);
+  }
   w.EndObject();
   w.Key("vmstat_delta");
   w.BeginObject();
-  for (const auto& [field, value] : r.vmstat_delta) { w.Key(field); w.Integer(value); }
+  for (const auto& [field, value] : r.vmstat_delta) {
+    w.Key(field);
+    w.Integer(value);
+  }
   w.EndObject();
   w.Key("extra");
   w.BeginObject();
-  for (const auto& [field, value] : r.extra) { w.Key(field); w.Number(value); }
+  for (const auto& [field, value] : r.extra) {
+    w.Key(field);
+    w.Number(value);
+  }
   w.EndObject();
   w.Key("target_info");
   w.BeginObject();
-  w.Key("device"); w.String(r.target_info.device);
-  w.Key("fstype"); w.String(r.target_info.fstype);
-  w.Key("scheduler"); w.String(r.target_info.scheduler);
-  w.Key("read_ahead_kb"); w.String(r.target_info.read_ahead_kb);
-  w.Key("rotational"); w.String(r.target_info.rotational);
-  w.Key("loop_dio"); w.String(r.target_info.loop_dio);
-  w.Key("logical_block_size"); w.Unsigned(r.target_info.logical_block_size);
+  w.Key("device");
+  w.String(r.target_info.device);
+  w.Key("fstype");
+  w.String(r.target_info.fstype);
+  w.Key("scheduler");
+  w.String(r.target_info.scheduler);
+  w.Key("read_ahead_kb");
+  w.String(r.target_info.read_ahead_kb);
+  w.Key("rotational");
+  w.String(r.target_info.rotational);
+  w.Key("loop_dio");
+  w.String(r.target_info.loop_dio);
+  w.Key("logical_block_size");
+  w.Unsigned(r.target_info.logical_block_size);
   w.EndObject();
-  w.Key("mode"); w.String(r.mode);
-  w.Key("uptime_seconds"); w.OptionalNumber(r.uptime_seconds);
+  w.Key("mode");
+  w.String(r.mode);
+  w.Key("uptime_seconds");
+  w.OptionalNumber(r.uptime_seconds);
   w.Key("dentry_state");
   w.BeginObject();
-  for (const auto& [field, value] : r.dentry_state) { w.Key(field); w.Unsigned(value); }
+  for (const auto& [field, value] : r.dentry_state) {
+    w.Key(field);
+    w.Unsigned(value);
+  }
   w.EndObject();
   w.Key("pressure_delta_us");
   w.BeginObject();
-  for (const auto& [field, value] : r.pressure_delta_us) { w.Key(field); w.Unsigned(value); }
+  for (const auto& [field, value] : r.pressure_delta_us) {
+    w.Key(field);
+    w.Unsigned(value);
+  }
   w.EndObject();
   w.EndObject();
 }
@@ -163,8 +213,12 @@ std::string ProbeResultsJson(const std::optional<std::string>& boot_id,
   JsonWriter w;
   w.BeginObject();
   w.Key("boot_id");
-  if (boot_id) w.String(*boot_id); else w.Null();
-  w.Key("uptime_seconds"); w.OptionalNumber(uptime_seconds);
+  if (boot_id)
+    w.String(*boot_id);
+  else
+    w.Null();
+  w.Key("uptime_seconds");
+  w.OptionalNumber(uptime_seconds);
   w.Key("probes");
   w.BeginArray();
   for (const auto& r : results) WriteProbeResultJson(w, r);
@@ -174,13 +228,16 @@ std::string ProbeResultsJson(const std::optional<std::string>& boot_id,
 }
 
 std::string ProbeResultsTable(const std::vector<probes::ProbeResult>& results) {
-  struct Row { std::string cells[6]; };
+  struct Row {
+    std::string cells[6];
+  };
   std::vector<Row> rows;
   rows.push_back({{"PROBE", "KIND", "TARGET", "RESULT", "FIGURE", "TIME (CPU usr/sys)"}});
   std::string notes;
   for (const auto& r : results) {
     std::string time = FormatSeconds(r.duration_seconds) + " (" +
-                       FormatSeconds(r.cpu_user_seconds) + "/" + FormatSeconds(r.cpu_system_seconds) + ")";
+                       FormatSeconds(r.cpu_user_seconds) + "/" +
+                       FormatSeconds(r.cpu_system_seconds) + ")";
     std::string target = r.target.empty() ? "-" : r.target;
     rows.push_back({{r.name, std::string(config::ProbeKindName(r.kind)), target,
                      probes::OutcomeName(r.outcome), Figure(r), time}});

@@ -17,14 +17,23 @@ std::string MergeObjects(const std::string& a, const std::string& b) {
 
 void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.BeginObject();
-  w.Key("time_seconds"); w.Number(p.time_seconds);
+  w.Key("time_seconds");
+  w.Number(p.time_seconds);
   w.Key("boot_id");
-  if (p.boot_id) w.String(*p.boot_id); else w.Null();
-  w.Key("uptime_seconds"); w.OptionalNumber(p.uptime_seconds);
-  w.Key("result"); w.String(probes::OutcomeName(p.outcome));
-  w.Key("figure"); w.OptionalNumber(p.figure);
-  w.Key("baseline"); w.OptionalNumber(p.baseline);
-  w.Key("ratio"); w.OptionalNumber(p.ratio);
+  if (p.boot_id)
+    w.String(*p.boot_id);
+  else
+    w.Null();
+  w.Key("uptime_seconds");
+  w.OptionalNumber(p.uptime_seconds);
+  w.Key("result");
+  w.String(probes::OutcomeName(p.outcome));
+  w.Key("figure");
+  w.OptionalNumber(p.figure);
+  w.Key("baseline");
+  w.OptionalNumber(p.baseline);
+  w.Key("ratio");
+  w.OptionalNumber(p.ratio);
   w.Key("features");
   w.BeginObject();
   for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
@@ -40,13 +49,20 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
   w.BeginObject();
-  w.Key("figure"); w.OptionalNumber(rec.last_figure);
-  w.Key("figure_unit"); w.String(probes::DriftFigureUnit(rec.last.kind));
-  w.Key("baseline"); w.OptionalNumber(rec.baseline);
-  w.Key("ratio"); w.OptionalNumber(rec.baseline_ratio);
-  w.Key("worst_ratio"); w.OptionalNumber(rec.worst_ratio);
-  w.Key("uptime_at_worst"); w.OptionalNumber(rec.uptime_at_worst);
-  w.Key("baseline_runs_needed"); w.Unsigned(rec.baseline_runs_needed);
+  w.Key("figure");
+  w.OptionalNumber(rec.last_figure);
+  w.Key("figure_unit");
+  w.String(probes::DriftFigureUnit(rec.last.kind));
+  w.Key("baseline");
+  w.OptionalNumber(rec.baseline);
+  w.Key("ratio");
+  w.OptionalNumber(rec.baseline_ratio);
+  w.Key("worst_ratio");
+  w.OptionalNumber(rec.worst_ratio);
+  w.Key("uptime_at_worst");
+  w.OptionalNumber(rec.uptime_at_worst);
+  w.Key("baseline_runs_needed");
+  w.Unsigned(rec.baseline_runs_needed);
   w.Key("baseline_runs_counted");
   w.Unsigned(BaselineRunsCounted(rec));
   w.Key("runs");
@@ -79,9 +95,14 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
   JsonWriter head;
   head.BeginObject();
   head.Key("boot_id");
-  if (boot_id) head.String(*boot_id); else head.Null();
-  head.Key("uptime_seconds"); head.OptionalNumber(uptime_seconds);
-  head.Key("history_runs"); head.Unsigned(history_runs);
+  if (boot_id)
+    head.String(*boot_id);
+  else
+    head.Null();
+  head.Key("uptime_seconds");
+  head.OptionalNumber(uptime_seconds);
+  head.Key("history_runs");
+  head.Unsigned(history_runs);
   head.EndObject();
   std::string out = head.str();
   out.pop_back();  // '}'

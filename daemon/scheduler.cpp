@@ -24,14 +24,14 @@ using probes::ProbeResult;
 struct Job {
   config::ProbeSpec spec;
   std::string device;
-  std::uint64_t generation = 0;     // of the probe entry that made it
-  probes::ProbeEnv env;             // env.cancel points at `cancel`
+  std::uint64_t generation = 0;  // of the probe entry that made it
+  probes::ProbeEnv env;          // env.cancel points at `cancel`
   std::atomic<bool> cancel{false};
   Clock::time_point started;
   double started_wall = 0;
   std::optional<Clock::time_point> deadline;
-  bool abandoned = false;           // timed out or stopped: a late result is dropped
-  bool delivered = false;           // the promise is set
+  bool abandoned = false;             // timed out or stopped: a late result is dropped
+  bool delivered = false;             // the promise is set
   std::optional<ProbeResult> result;  // set by the worker when it finished in time
   std::promise<ProbeResult> promise;
   std::shared_future<ProbeResult> future = promise.get_future().share();
@@ -60,9 +60,9 @@ struct Entry {
 };
 
 bool SameSpec(const config::ProbeSpec& a, const config::ProbeSpec& b) {
-  return a.name == b.name && a.kind == b.kind && a.target == b.target &&
-         a.interval == b.interval && a.size == b.size && a.files == b.files &&
-         a.requests == b.requests && a.timeout == b.timeout && a.time_budget == b.time_budget;
+  return a.name == b.name && a.kind == b.kind && a.target == b.target && a.interval == b.interval &&
+         a.size == b.size && a.files == b.files && a.requests == b.requests &&
+         a.timeout == b.timeout && a.time_budget == b.time_budget;
 }
 
 ProbeResult BareResult(const config::ProbeSpec& spec, Outcome outcome, std::string error) {
@@ -289,11 +289,12 @@ void Scheduler::DispatchLoop() {
       job->abandoned = true;
       job->cancel = true;
       --core->running_count;
-      ProbeResult r = BareResult(job->spec, Outcome::kTimeout,
-                                 "no result after " +
-                                     SecondsText(std::chrono::duration<double>(job->spec.timeout).count()) +
-                                     " (blocked in the kernel?); " + job->device +
-                                     " is not probed again until the call returns");
+      ProbeResult r =
+          BareResult(job->spec, Outcome::kTimeout,
+                     "no result after " +
+                         SecondsText(std::chrono::duration<double>(job->spec.timeout).count()) +
+                         " (blocked in the kernel?); " + job->device +
+                         " is not probed again until the call returns");
       r.start_time_seconds = job->started_wall;
       r.duration_seconds = std::chrono::duration<double>(now - job->started).count();
       deliver(job, std::move(r));

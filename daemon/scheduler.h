@@ -56,15 +56,15 @@ using ProbeFn =
 using ProbeListener = std::function<void(const probes::ProbeResult&)>;
 
 struct SchedulerOptions {
-  bool periodic = true;  // false: runs only on RunNow (e.g. `iodriftd --once`)
+  bool periodic = true;            // false: runs only on RunNow (e.g. `iodriftd --once`)
   std::size_t max_concurrent = 1;  // running probes across devices (timed-out ones don't count)
   std::chrono::milliseconds first_run_delay{2000};
-  std::chrono::milliseconds stagger{1000};  // between the first runs of consecutive probes
-  double jitter = 0.10;                     // next run after interval × U(1 − j, 1 + j)
+  std::chrono::milliseconds stagger{1000};         // between the first runs of consecutive probes
+  double jitter = 0.10;                            // next run after interval × U(1 − j, 1 + j)
   std::chrono::milliseconds shutdown_grace{2000};  // Stop() waits this long for running probes
   ProbeFn run_probe;  // default probes::RunProbe; tests inject slow or hanging probes
   std::function<std::string(const config::ProbeSpec&)> device_key;  // default probes::DeviceKey
-  std::uint64_t seed = 0;  // jitter PRNG seed; 0 = random
+  std::uint64_t seed = 0;                                           // jitter PRNG seed; 0 = random
 };
 
 // interval × U(1 − jitter, 1 + jitter), at least 1 ms.

@@ -18,8 +18,8 @@ namespace {
 constexpr double kWidth = 640;
 constexpr double kHeight = 230;
 constexpr double kLeft = 78;
-constexpr double kRight = 32;       // room for half of the last x label
-constexpr double kLegendRow = 16;   // the legend's rows above the plot
+constexpr double kRight = 32;      // room for half of the last x label
+constexpr double kLegendRow = 16;  // the legend's rows above the plot
 constexpr double kLegendLeft = 8;
 constexpr double kCharWidth = 6.6;  // an 11 px legend character, generously
 constexpr double kBottom = 42;
@@ -64,9 +64,15 @@ std::string Utc(double seconds, UtcStyle style = UtcStyle::kFull) {
     case UtcStyle::kMonthDayMinute:
       std::snprintf(buf, sizeof buf, "%02d-%02d %02d:%02d", mo, d, h, mi);
       break;
-    case UtcStyle::kTime: std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", h, mi, se); break;
-    case UtcStyle::kTimeUtc: std::snprintf(buf, sizeof buf, "%02d:%02d:%02d UTC", h, mi, se); break;
-    case UtcStyle::kMinute: std::snprintf(buf, sizeof buf, "%02d:%02d", h, mi); break;
+    case UtcStyle::kTime:
+      std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", h, mi, se);
+      break;
+    case UtcStyle::kTimeUtc:
+      std::snprintf(buf, sizeof buf, "%02d:%02d:%02d UTC", h, mi, se);
+      break;
+    case UtcStyle::kMinute:
+      std::snprintf(buf, sizeof buf, "%02d:%02d", h, mi);
+      break;
   }
   return buf;
 }
@@ -148,12 +154,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -241,8 +258,8 @@ std::string RenderChart(const Chart& chart) {
   // Reference line and boot boundaries.
   if (chart.reference_y) {
     const double y = sc.Y(*chart.reference_y);
-    out += "<line class=\"reference\" x1=\"" + Num(plot_left) + "\" y1=\"" + Num(y) +
-           "\" x2=\"" + Num(plot_right) + "\" y2=\"" + Num(y) + "\"/>";
+    out += "<line class=\"reference\" x1=\"" + Num(plot_left) + "\" y1=\"" + Num(y) + "\" x2=\"" +
+           Num(plot_right) + "\" y2=\"" + Num(y) + "\"/>";
   }
   for (double b : chart.boots) {
     if (b < x_min || b > x_max) continue;
@@ -280,8 +297,8 @@ std::string RenderChart(const Chart& chart) {
       for (const auto& p : s.points) {
         if (!std::isfinite(p.y)) continue;
         out += "<circle class=\"pt\" cx=\"" + Num(sc.X(p.x)) + "\" cy=\"" + Num(sc.Y(p.y)) +
-               "\" r=\"2.6\" data-i=\"" +
-               std::to_string(p.index) + "\"><title>" + HtmlEscape(p.tip) + "</title></circle>";
+               "\" r=\"2.6\" data-i=\"" + std::to_string(p.index) + "\"><title>" +
+               HtmlEscape(p.tip) + "</title></circle>";
       }
     }
     out += "</g>";
@@ -293,8 +310,8 @@ std::string RenderChart(const Chart& chart) {
       const double x = sc.X(f.x);
       out += "<path class=\"fail\" d=\"M" + Num(x - 3) + " " + Num(plot_bottom - 3) + "L" +
              Num(x + 3) + " " + Num(plot_bottom + 3) + "M" + Num(x - 3) + " " +
-             Num(plot_bottom + 3) + "L" + Num(x + 3) + " " + Num(plot_bottom - 3) +
-             "\"><title>" + HtmlEscape(f.tip) + "</title></path>";
+             Num(plot_bottom + 3) + "L" + Num(x + 3) + " " + Num(plot_bottom - 3) + "\"><title>" +
+             HtmlEscape(f.tip) + "</title></path>";
     }
     out += "</g>";
   }
@@ -308,9 +325,8 @@ std::string RenderChart(const Chart& chart) {
              Num(item.y + 3) + "L" + Num(item.x + 12) + " " + Num(item.y - 3) + "\"/>";
     } else {
       out += "<line x1=\"" + Num(item.x) + "\" y1=\"" + Num(item.y) + "\" x2=\"" +
-             Num(item.x + 18) + "\" y2=\"" + Num(item.y) + "\" stroke=\"" +
-             HtmlEscape(item.color) + "\" stroke-width=\"3\"" +
-             (item.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>";
+             Num(item.x + 18) + "\" y2=\"" + Num(item.y) + "\" stroke=\"" + HtmlEscape(item.color) +
+             "\" stroke-width=\"3\"" + (item.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>";
     }
     AppendText(out, item.x + 22, item.y + 4, "start", item.label, "legend-label");
     out += "</g>";
@@ -409,8 +425,7 @@ std::string SafeId(const std::string& name) {
 
 std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& id) {
   const auto& pts = h.points;
-  const std::vector<std::size_t> picked =
-      probes::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
+  const std::vector<std::size_t> picked = probes::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
   const double x_min = pts.front().time_seconds, x_max = pts.back().time_seconds;
   const config::ProbeKind kind = h.kind;
 
@@ -470,14 +485,18 @@ std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& 
   };
 
   // 1. The figure and its baseline.
-  Chart fig = base_chart("figure", IsOps(kind) ? "Operations per second and baseline"
-                                               : "Throughput and baseline");
+  Chart fig = base_chart(
+      "figure", IsOps(kind) ? "Operations per second and baseline" : "Throughput and baseline");
   fig.format_y = [kind](double v) { return FormatFigure(kind, v); };
-  ChartSeries figure{IsOps(kind) ? std::string(kind == config::ProbeKind::kRandom
-                                                   ? "random reads (ops/s)"
-                                                   : "file creates (ops/s)")
-                                 : "throughput",
-                     "figure", "#1f77b4", false, true, {}};
+  ChartSeries figure{IsOps(kind)
+                         ? std::string(kind == config::ProbeKind::kRandom ? "random reads (ops/s)"
+                                                                          : "file creates (ops/s)")
+                         : "throughput",
+                     "figure",
+                     "#1f77b4",
+                     false,
+                     true,
+                     {}};
   ChartSeries baseline{"baseline", "baseline", "#555555", true, false, {}};
   // 2. The ratio to the baseline.
   Chart ratio_chart = base_chart("ratio", "Ratio to baseline (1.00× = as fast as after boot)");
@@ -554,9 +573,10 @@ std::string KindUnitValue(config::ProbeKind kind, const std::optional<double>& v
 }
 
 std::string RenderBaselineTable(const probes::BaselineState& state) {
-  std::string out = "<table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
-                    "<th>probe</th><th>kind</th><th>target</th><th>baseline</th>"
-                    "<th>worst ratio</th><th>uptime at worst</th></tr></thead><tbody>";
+  std::string out =
+      "<table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
+      "<th>probe</th><th>kind</th><th>target</th><th>baseline</th>"
+      "<th>worst ratio</th><th>uptime at worst</th></tr></thead><tbody>";
   std::size_t rows = 0;
   auto row = [&](const std::string& boot, std::uint64_t boot_time, const probes::BaselineKey& key,
                  const std::optional<double>& base, const std::optional<double>& worst,
@@ -582,8 +602,10 @@ std::string RenderBaselineTable(const probes::BaselineState& state) {
   out += "</tbody></table>";
   if (rows == 0) return "<p class=\"empty\">no baselines recorded yet</p>";
   if (state.history.empty()) {
-    out += "<p class=\"meta\">No past boots recorded yet: the state dir keeps the baselines of the "
-           "last " + std::to_string(probes::kMaxBootHistory) + " boots.</p>";
+    out +=
+        "<p class=\"meta\">No past boots recorded yet: the state dir keeps the baselines of the "
+        "last " +
+        std::to_string(probes::kMaxBootHistory) + " boots.</p>";
   }
   return out;
 }
@@ -615,10 +637,12 @@ std::string RenderStatusPage(const StatusPageInput& in) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       "<title>iodrift status</title><style>";
   out += kStyle;
-  out += "</style></head><body>\n<header><h1>iodrift</h1><p>Read throughput across the machine's "
-         "lifecycle, with the memory state of every moment. ";
-  out += "<a href=\"/metrics\">/metrics</a> (Prometheus) · "
-         "<a href=\"/api/v1/probes\">/api/v1/probes</a> (JSON)</p><p class=\"meta\">";
+  out +=
+      "</style></head><body>\n<header><h1>iodrift</h1><p>Read throughput across the machine's "
+      "lifecycle, with the memory state of every moment. ";
+  out +=
+      "<a href=\"/metrics\">/metrics</a> (Prometheus) · "
+      "<a href=\"/api/v1/probes\">/api/v1/probes</a> (JSON)</p><p class=\"meta\">";
   out += "iodriftd " + HtmlEscape(in.version) + " · boot " +
          HtmlEscape(in.boot_id.value_or("unknown")) + " · uptime " +
          HtmlEscape(Opt(in.uptime_seconds, Uptime)) + " · rendered " +
@@ -630,9 +654,10 @@ std::string RenderStatusPage(const StatusPageInput& in) {
   if (rows.empty()) {
     out += "<p class=\"empty\">no probes configured</p>";
   } else {
-    out += "<table class=\"summary\"><thead><tr><th>probe</th><th>kind</th><th>target</th>"
-           "<th>last run</th><th>result</th><th>last figure</th><th>baseline</th><th>ratio</th>"
-           "<th>worst ratio (boot)</th><th>runs ok / failed</th></tr></thead><tbody>";
+    out +=
+        "<table class=\"summary\"><thead><tr><th>probe</th><th>kind</th><th>target</th>"
+        "<th>last run</th><th>result</th><th>last figure</th><th>baseline</th><th>ratio</th>"
+        "<th>worst ratio (boot)</th><th>runs ok / failed</th></tr></thead><tbody>";
     for (const auto& row : rows) {
       out += "<tr><td><a href=\"#probe-" + HtmlEscape(SafeId(row.name)) + "\">" +
              HtmlEscape(row.name) + "</a></td>" +
@@ -692,9 +717,10 @@ std::string RenderStatusPage(const StatusPageInput& in) {
 
   out += "\n<h2>Baselines by boot</h2>";
   out += RenderBaselineTable(in.baselines);
-  out += "\n<footer><p>Figures: bytes/s for cached, buffered, direct and memory; ops/s for random "
-         "(reads) and metadata (creates). Baseline: median of the first clean runs after boot. "
-         "Hover a point for all values of that run.</p></footer>\n<script>";
+  out +=
+      "\n<footer><p>Figures: bytes/s for cached, buffered, direct and memory; ops/s for random "
+      "(reads) and metadata (creates). Baseline: median of the first clean runs after boot. "
+      "Hover a point for all values of that run.</p></footer>\n<script>";
   out += kScript;
   out += "</script>\n</body></html>\n";
   return out;

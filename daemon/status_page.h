@@ -35,14 +35,14 @@ inline constexpr std::size_t kMaxChartPoints = 240;
 
 struct StatusPageInput {
   std::string version;
-  double now_seconds = 0;                      // wall clock (epoch) of the rendering
+  double now_seconds = 0;  // wall clock (epoch) of the rendering
   std::optional<std::string> boot_id;
   std::optional<double> uptime_seconds;
-  std::vector<config::ProbeSpec> probes;       // the configured probes, in config order
-  std::vector<probes::ProbeRecord> records;    // ResultStore::Snapshot()
-  std::vector<probes::ProbeHistory> histories; // ResultHistory::Snapshot()
-  std::size_t history_runs = 0;                // the ring's bound per probe
-  probes::BaselineState baselines;             // ResultStore::Baselines()
+  std::vector<config::ProbeSpec> probes;        // the configured probes, in config order
+  std::vector<probes::ProbeRecord> records;     // ResultStore::Snapshot()
+  std::vector<probes::ProbeHistory> histories;  // ResultHistory::Snapshot()
+  std::size_t history_runs = 0;                 // the ring's bound per probe
+  probes::BaselineState baselines;              // ResultStore::Baselines()
 };
 
 std::string RenderStatusPage(const StatusPageInput& input);
@@ -53,10 +53,10 @@ std::string HtmlEscape(std::string_view text);
 // --- The chart, exposed for tests -------------------------------------------------------------
 
 struct ChartPoint {
-  double x = 0;        // wall clock seconds
-  double y = 0;        // NaN: no value (a gap in the line)
+  double x = 0;           // wall clock seconds
+  double y = 0;           // NaN: no value (a gap in the line)
   std::size_t index = 0;  // the point's index in its history (data-i, for the hover readout)
-  std::string tip;     // tooltip text (escaped when rendered)
+  std::string tip;        // tooltip text (escaped when rendered)
 };
 
 struct ChartSeries {
@@ -74,14 +74,14 @@ struct ChartMark {  // a failed run: a red tick on the x axis
 };
 
 struct Chart {
-  std::string id;      // unique in the page; the <svg id>
+  std::string id;  // unique in the page; the <svg id>
   std::string title;
   double x_min = 0;
   double x_max = 0;
-  double y_min_span = 0;                     // the y axis reaches at least this high
-  std::optional<double> reference_y;         // a thin horizontal line (e.g. ratio 1.0)
+  double y_min_span = 0;              // the y axis reaches at least this high
+  std::optional<double> reference_y;  // a thin horizontal line (e.g. ratio 1.0)
   std::function<std::string(double)> format_y;
-  std::vector<double> boots;                 // x of boot boundaries inside [x_min, x_max]
+  std::vector<double> boots;  // x of boot boundaries inside [x_min, x_max]
   // Ticks on the x axis: (x, label; '\n' separates lines). Empty: five ticks labelled HH:MM UTC.
   std::vector<std::pair<double, std::string>> x_ticks;
   std::vector<ChartSeries> series;

@@ -17,8 +17,8 @@
 namespace iodrift {
 
 struct Error {
-  int code = 0;          // errno value, or 0 when the failure is not a system error
-  std::string message;   // human readable, lowercase, with context
+  int code = 0;         // errno value, or 0 when the failure is not a system error
+  std::string message;  // human readable, lowercase, with context
 };
 
 template <class T>

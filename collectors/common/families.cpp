@@ -32,7 +32,8 @@ std::string SanitizeMetricName(std::string_view kernel_name) {
   std::string out;
   out.reserve(kernel_name.size());
   for (char c : kernel_name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     out.push_back(ok ? c : '_');
   }
   while (!out.empty() && out.back() == '_' && !kernel_name.empty() && kernel_name.back() == ')') {

@@ -16,7 +16,8 @@ namespace iodrift {
 
 using Labels = std::vector<prometheus::ClientMetric::Label>;
 
-prometheus::MetricFamily MakeFamily(std::string name, std::string help, prometheus::MetricType type);
+prometheus::MetricFamily MakeFamily(std::string name, std::string help,
+                                    prometheus::MetricType type);
 
 // Appends one sample; the value goes into the member that matches the family's type.
 void AddSample(prometheus::MetricFamily& family, double value, Labels labels = {});

@@ -37,8 +37,8 @@ Expected<std::string> ReadWholeFile(const std::filesystem::path& path, std::size
   }
   ::close(fd);
   if (used > max_bytes) {
-    return Fail(EFBIG, "read " + path.string() + ": larger than " + std::to_string(max_bytes) +
-                           " bytes");
+    return Fail(EFBIG,
+                "read " + path.string() + ": larger than " + std::to_string(max_bytes) + " bytes");
   }
   out.resize(used);
   return out;

@@ -10,8 +10,8 @@
 
 namespace iodrift::probes {
 
-void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
-                      const RunControl& control, ProbeResult& result) {
+void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+                      ProbeResult& result) {
   auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control);
   if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
   result.target_info = DescribeTarget(dt->path, env.sys_root);
@@ -83,7 +83,9 @@ void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
   result.extra["read_seconds"] = stats.seconds;
   result.extra["first_chunk_seconds"] = stats.first_chunk_seconds;
   result.extra["stopped_by_time_budget"] = stats.stop == StopReason::kTimeBudget ? 1 : 0;
-  if (budget.calibrating) FinishCalibration(spec, env.state_dir, stats.bytes, stats.stop == StopReason::kTimeBudget, result);
+  if (budget.calibrating)
+    FinishCalibration(spec, env.state_dir, stats.bytes, stats.stop == StopReason::kTimeBudget,
+                      result);
   result.outcome = Outcome::kOk;
 }
 

@@ -29,8 +29,8 @@ void RunCachedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
   auto read_region = [&]() -> bool {
     std::uint64_t done = 0;
     while (done < region) {
-      const ssize_t n = pread(fd->get(), buffer->data() + done, region - done,
-                              static_cast<off_t>(done));
+      const ssize_t n =
+          pread(fd->get(), buffer->data() + done, region - done, static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         MarkFailed(result, Outcome::kError,

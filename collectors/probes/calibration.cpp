@@ -68,8 +68,8 @@ Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Fail(errno, SystemErrorMessage("create " + tmp, errno));
   const std::string data = Serialize(spec, bytes);
-  const bool ok = write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-                  fsync(fd) == 0;
+  const bool ok =
+      write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) && fsync(fd) == 0;
   const int err = errno;
   close(fd);
   if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {

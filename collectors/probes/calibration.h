@@ -3,9 +3,9 @@
 //
 // The first run reads for the probe's time budget (at most kMaxCalibrationBytes); the budget is
 // 80 % of what it read (all of it when the read was not cut by the time budget), rounded down to
-// whole 2 MiB steps and clamped to 16–128 MiB, so later runs at the same speed finish inside the time
-// budget. It is stored in
-// <state_dir>/calibration/<probe name> as a small text file keyed by kind and target:
+// whole 2 MiB steps and clamped to 16–128 MiB, so later runs at the same speed finish inside the
+// time budget. It is stored in <state_dir>/calibration/<probe name> as a small text file keyed by
+// kind and target:
 //
 //   version 1
 //   kind buffered
@@ -57,7 +57,8 @@ struct SequentialBudget {
   std::uint64_t read_limit = 0;  // bytes this run may read
   bool calibrating = false;
 };
-SequentialBudget ResolveBudget(const config::ProbeSpec& spec, const std::filesystem::path& state_dir);
+SequentialBudget ResolveBudget(const config::ProbeSpec& spec,
+                               const std::filesystem::path& state_dir);
 
 // After a calibrating run that read `bytes_read`: stores CalibratedBudget(bytes_read) and notes
 // it in result.extra (calibrated = 1, budget_bytes); a failed save adds suspect

@@ -46,10 +46,9 @@ PressureNow ReadPressureNow(const ProcRoot& root) {
 
 const std::vector<std::string_view>& ContextFields() {
   static const std::vector<std::string_view> kFields = {
-      "MemTotal",     "MemFree",      "MemAvailable",   "Buffers",  "Cached",
-      "SwapCached",   "Active(file)", "Inactive(file)", "Dirty",    "Writeback",
-      "AnonPages",    "Mapped",       "Shmem",          "Slab",     "SReclaimable",
-      "SUnreclaim",   "AnonHugePages"};
+      "MemTotal",     "MemFree",        "MemAvailable", "Buffers",    "Cached",       "SwapCached",
+      "Active(file)", "Inactive(file)", "Dirty",        "Writeback",  "AnonPages",    "Mapped",
+      "Shmem",        "Slab",           "SReclaimable", "SUnreclaim", "AnonHugePages"};
   return kFields;
 }
 
@@ -69,9 +68,9 @@ bool IsTrackedVmstatField(std::string_view name) {
   for (std::string_view prefix : {"pgscan", "pgsteal", "allocstall", "workingset_refault"}) {
     if (name.substr(0, prefix.size()) == prefix) return true;
   }
-  for (std::string_view exact : {"compact_stall", "compact_fail", "compact_success", "pgfault",
-                                 "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "pgpgin",
-                                 "pgpgout"}) {
+  for (std::string_view exact :
+       {"compact_stall", "compact_fail", "compact_success", "pgfault", "pgmajfault",
+        "thp_fault_alloc", "thp_fault_fallback", "pgpgin", "pgpgout"}) {
     if (name == exact) return true;
   }
   return false;
@@ -89,8 +88,8 @@ std::optional<double> FragmentationIndex(const proc::Buddyinfo& buddyinfo) {
   double total = 0;
   for (const auto& zone : buddyinfo.zones) {
     for (std::size_t order = 0; order < zone.free_blocks.size() && order < 64; ++order) {
-      const double pages = static_cast<double>(zone.free_blocks[order]) *
-                           std::ldexp(1.0, static_cast<int>(order));
+      const double pages =
+          static_cast<double>(zone.free_blocks[order]) * std::ldexp(1.0, static_cast<int>(order));
       total += pages;
       if (order < kFragmentationOrder) small += pages;
     }
@@ -137,7 +136,8 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
 
   const auto vm_end = TrackedVmstat(root_);
   for (const auto& [name, before] : vmstat_) {
-    if (auto it = vm_end.find(name); it != vm_end.end()) result.vmstat_delta[name] = it->second - before;
+    if (auto it = vm_end.find(name); it != vm_end.end())
+      result.vmstat_delta[name] = it->second - before;
   }
   const auto psi_end = ReadPressureNow(root_);
   for (const auto& [name, before] : pressure_total_us_) {
@@ -146,7 +146,8 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
     }
   }
   if (io_avg10_ && *io_avg10_ > kPressureSuspectAvg10) AddSuspect(result, "io_pressure");
-  if (memory_avg10_ && *memory_avg10_ > kPressureSuspectAvg10) AddSuspect(result, "memory_pressure");
+  if (memory_avg10_ && *memory_avg10_ > kPressureSuspectAvg10)
+    AddSuspect(result, "memory_pressure");
 }
 
 }  // namespace iodrift::probes

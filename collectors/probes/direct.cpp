@@ -49,8 +49,8 @@ void RunDirectProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
       align.offset_align = align.mem_align = 4096;
       align.source = "retry-4096";
     }
-    const std::uint64_t chunk = std::max<std::uint64_t>(AlignDown(kSequentialChunkBytes, align.offset_align),
-                                                        align.offset_align);
+    const std::uint64_t chunk = std::max<std::uint64_t>(
+        AlignDown(kSequentialChunkBytes, align.offset_align), align.offset_align);
     region = AlignDown(std::min(budget.read_limit, dt->size), align.offset_align);
     if (region == 0) {
       return MarkFailed(result, Outcome::kError,

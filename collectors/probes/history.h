@@ -39,14 +39,14 @@ inline constexpr std::size_t kMinHistoryRuns = 2;
 inline constexpr std::size_t kMaxHistoryRuns = 100000;
 
 struct HistoryPoint {
-  double time_seconds = 0;                      // wall clock (epoch) at the start of the run
-  std::shared_ptr<const std::string> boot_id;   // null when unknown
-  std::optional<double> uptime_seconds;         // /proc/uptime at the start of the run
+  double time_seconds = 0;                     // wall clock (epoch) at the start of the run
+  std::shared_ptr<const std::string> boot_id;  // null when unknown
+  std::optional<double> uptime_seconds;        // /proc/uptime at the start of the run
   Outcome outcome = Outcome::kError;
-  std::optional<double> figure;                 // DriftFigure: bytes/s or ops/s
-  std::optional<double> baseline;               // the probe's baseline after this run
-  std::optional<double> ratio;                  // figure / baseline
-  DriftFeatures features = UnknownFeatures();   // ExtractDriftFeatures of this run
+  std::optional<double> figure;                // DriftFigure: bytes/s or ops/s
+  std::optional<double> baseline;              // the probe's baseline after this run
+  std::optional<double> ratio;                 // figure / baseline
+  DriftFeatures features = UnknownFeatures();  // ExtractDriftFeatures of this run
 };
 
 struct ProbeHistory {

@@ -123,7 +123,8 @@ Expected<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags) {
     std::string what = "open " + path;
     if (extra_flags & O_DIRECT) what += " (O_DIRECT)";
     std::string msg = SystemErrorMessage(what, err);
-    if (err == EACCES) msg += " (run as root, or give the iodrift user read access, e.g. group disk)";
+    if (err == EACCES)
+      msg += " (run as root, or give the iodrift user read access, e.g. group disk)";
     return Fail(err, msg);
   }
   return UniqueFd(fd);
@@ -132,7 +133,8 @@ Expected<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags) {
 Expected<AlignedBuffer> AlignedBuffer::Make(std::size_t size, std::size_t alignment) {
   void* p = nullptr;
   const int rc = posix_memalign(&p, std::max<std::size_t>(alignment, sizeof(void*)), size);
-  if (rc != 0) return Fail(rc, SystemErrorMessage("allocate " + std::to_string(size) + " bytes", rc));
+  if (rc != 0)
+    return Fail(rc, SystemErrorMessage("allocate " + std::to_string(size) + " bytes", rc));
   std::memset(p, 0, size);
   AlignedBuffer b;
   b.data_ = static_cast<char*>(p);
@@ -249,7 +251,8 @@ LatencyHistogram BuildLatencyHistogram(std::vector<double> samples_seconds) {
   return h;
 }
 
-ScopedThreadPriority::ScopedThreadPriority(IoClass io_class, int io_level, std::optional<int> nice) {
+ScopedThreadPriority::ScopedThreadPriority(IoClass io_class, int io_level,
+                                           std::optional<int> nice) {
   if (io_class != IoClass::kUnchanged) {
     old_ioprio_ = static_cast<int>(syscall(SYS_ioprio_get, kIoprioWhoProcess, 0));
     const int cls = io_class == IoClass::kIdle ? kIoprioClassIdle : kIoprioClassBe;

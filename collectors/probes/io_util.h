@@ -107,7 +107,7 @@ struct SequentialReadStats {
   double seconds = 0;              // the whole loop, CLOCK_MONOTONIC
   double first_chunk_seconds = 0;  // the first pread alone (includes starting readahead)
   StopReason stop = StopReason::kBudget;
-  int error = 0;                   // errno of the failed pread when stop == kError
+  int error = 0;  // errno of the failed pread when stop == kError
 };
 
 // Reads [offset, offset + length) of `fd` with pread() in `chunk`-byte pieces into `buffer`

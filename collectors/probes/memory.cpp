@@ -53,10 +53,20 @@ std::optional<std::uint64_t> ParseCacheSize(std::string_view s) {
   std::uint64_t mult = 1;
   if (!s.empty()) {
     switch (s.back()) {
-      case 'K': mult = 1ull << 10; s.remove_suffix(1); break;
-      case 'M': mult = 1ull << 20; s.remove_suffix(1); break;
-      case 'G': mult = 1ull << 30; s.remove_suffix(1); break;
-      default: break;
+      case 'K':
+        mult = 1ull << 10;
+        s.remove_suffix(1);
+        break;
+      case 'M':
+        mult = 1ull << 20;
+        s.remove_suffix(1);
+        break;
+      case 'G':
+        mult = 1ull << 30;
+        s.remove_suffix(1);
+        break;
+      default:
+        break;
     }
   }
   auto v = text::ParseU64(s);
@@ -102,7 +112,8 @@ void RunMemoryProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
       elapsed = MonotonicSeconds() - t0;
     } while (elapsed < window_s);
     hot_rates.push_back(static_cast<double>(copied) / elapsed);
-    if (control.Cancelled()) return MarkFailed(result, Outcome::kSkipped, "memory probe: cancelled");
+    if (control.Cancelled())
+      return MarkFailed(result, Outcome::kSkipped, "memory probe: cancelled");
     if (control.PastDeadline(MonotonicSeconds())) {
       return MarkFailed(result, Outcome::kTimeout, "memory probe: timed out");
     }
@@ -112,7 +123,8 @@ void RunMemoryProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
   result.extra["hot_copy_max_bytes_per_second"] = hot_rates.back();
 
   // --- stream: S → S, with the first touch timed alone ---
-  std::uint64_t stream = spec.size > 0 ? AlignUp(spec.size, kStreamChunk) : DefaultStreamBytes(env.sys_root);
+  std::uint64_t stream =
+      spec.size > 0 ? AlignUp(spec.size, kStreamChunk) : DefaultStreamBytes(env.sys_root);
   if (auto mem = proc::ReadMeminfo(env.proc_root)) {
     if (auto avail = mem->Get("MemAvailable"); avail && *avail / 4 < stream) {
       stream = std::max<std::uint64_t>(16ull << 20, AlignDown(*avail / 4, kStreamChunk));
@@ -136,7 +148,8 @@ void RunMemoryProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
 
   double copy_s = 0;
   for (int pass = 0; pass < 2; ++pass) {  // pass 0 warms up, pass 1 is timed
-    if (control.Cancelled()) return MarkFailed(result, Outcome::kSkipped, "memory probe: cancelled");
+    if (control.Cancelled())
+      return MarkFailed(result, Outcome::kSkipped, "memory probe: cancelled");
     if (control.PastDeadline(MonotonicSeconds())) {
       return MarkFailed(result, Outcome::kTimeout, "memory probe: timed out");
     }

@@ -21,9 +21,12 @@ std::vector<std::string> FileNames(std::uint32_t count) {
   names.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     std::string digits = std::to_string(i);
-    names.push_back("f" + std::string(static_cast<std::size_t>(width) - std::min<std::size_t>(
-                                          digits.size(), static_cast<std::size_t>(width)), '0') +
-                    digits);
+    names.push_back(
+        "f" +
+        std::string(static_cast<std::size_t>(width) -
+                        std::min<std::size_t>(digits.size(), static_cast<std::size_t>(width)),
+                    '0') +
+        digits);
   }
   return names;
 }
@@ -35,8 +38,8 @@ double PhaseP50(std::vector<double> v) {
 
 }  // namespace
 
-void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
-                      const RunControl& control, ProbeResult& result) {
+void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+                      ProbeResult& result) {
   auto type = ClassifyTarget(spec.target);
   if (!type) return MarkFailed(result, Outcome::kError, type.error().message);
   if (*type != TargetType::kDirectory) {
@@ -88,12 +91,14 @@ void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
   std::vector<double> create_lat, stat_lat, delete_lat, all;
   for (std::uint32_t i = 0; i < n; ++i) {
     const double t0 = MonotonicSeconds();
-    const int fd = openat(dfd.get(), names[i].c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    const int fd =
+        openat(dfd.get(), names[i].c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0) return fail(Outcome::kError, SystemErrorMessage("create " + dir + names[i], errno));
     exists[i] = true;
     const int close_rc = close(fd);
     const double t1 = MonotonicSeconds();
-    if (close_rc != 0) return fail(Outcome::kError, SystemErrorMessage("close " + dir + names[i], errno));
+    if (close_rc != 0)
+      return fail(Outcome::kError, SystemErrorMessage("close " + dir + names[i], errno));
     create_lat.push_back(t1 - t0);
     if (stop_requested(t1)) return;
   }
@@ -117,7 +122,8 @@ void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env,
     const double t0 = MonotonicSeconds();
     const int rc = unlinkat(dfd.get(), names[i].c_str(), 0);
     const double t1 = MonotonicSeconds();
-    if (rc != 0) return fail(Outcome::kError, SystemErrorMessage("delete " + dir + names[i], errno));
+    if (rc != 0)
+      return fail(Outcome::kError, SystemErrorMessage("delete " + dir + names[i], errno));
     exists[i] = false;
     delete_lat.push_back(t1 - t0);
     if (stop_requested(t1)) return;

@@ -43,13 +43,13 @@ const std::vector<double>& LatencyBucketBounds();
 
 // Facts about where a probe reads (the iodrift_probe_target_info labels).
 struct TargetInfo {
-  std::string fstype;       // "ext4", "xfs", "block" for a raw device, "" when unknown
-  std::string scheduler;    // "none", "mq-deadline", ... ; "" when unknown
+  std::string fstype;     // "ext4", "xfs", "block" for a raw device, "" when unknown
+  std::string scheduler;  // "none", "mq-deadline", ... ; "" when unknown
   std::string read_ahead_kb;
-  std::string rotational;   // "0" | "1" | ""
-  std::string device;       // "loop0", "vda" ...; "" when unknown
+  std::string rotational;  // "0" | "1" | ""
+  std::string device;      // "loop0", "vda" ...; "" when unknown
   // Added by the probe engine:
-  std::string loop_dio;     // "0" | "1" for a loop device (its queue/../loop/dio), else ""
+  std::string loop_dio;  // "0" | "1" for a loop device (its queue/../loop/dio), else ""
   std::uint32_t logical_block_size = 0;  // bytes; 0 when unknown
 };
 
@@ -59,19 +59,19 @@ struct ProbeResult {
   std::string target;
 
   Outcome outcome = Outcome::kError;
-  std::string error;             // empty on success; a clear one-line message otherwise
-  bool supported = true;         // false: this kind cannot measure this target (e.g. no O_DIRECT)
+  std::string error;      // empty on success; a clear one-line message otherwise
+  bool supported = true;  // false: this kind cannot measure this target (e.g. no O_DIRECT)
 
   double start_time_seconds = 0;  // wall clock (epoch) at start
   double duration_seconds = 0;
-  std::uint64_t bytes = 0;        // bytes read in this run
+  std::uint64_t bytes = 0;  // bytes read in this run
 
   std::optional<double> throughput_bytes_per_second;  // cached, buffered, direct, memory(copy)
-  std::map<std::string, double> ops_per_second;        // random: read; metadata: create/stat/delete
-  std::optional<LatencyHistogram> latency;              // random, metadata
-  std::map<std::string, double> extra;                  // kind-specific figures (documented per kind)
+  std::map<std::string, double> ops_per_second;       // random: read; metadata: create/stat/delete
+  std::optional<LatencyHistogram> latency;            // random, metadata
+  std::map<std::string, double> extra;                // kind-specific figures (documented per kind)
 
-  double cpu_user_seconds = 0;    // probe thread's CPU time during the run (getrusage THREAD)
+  double cpu_user_seconds = 0;  // probe thread's CPU time during the run (getrusage THREAD)
   double cpu_system_seconds = 0;
 
   std::vector<std::string> suspect;  // reasons this figure is doubtful, e.g. "low_free_memory"

@@ -46,12 +46,12 @@ class TargetDevices {
 };
 
 struct ProbeEnv {
-  ProcRoot proc_root;                  // meminfo, vmstat, pressure, uptime, dentry-state
-  std::filesystem::path state_dir;     // calibration lives in <state_dir>/calibration; "" = none
+  ProcRoot proc_root;               // meminfo, vmstat, pressure, uptime, dentry-state
+  std::filesystem::path state_dir;  // calibration lives in <state_dir>/calibration; "" = none
   const std::atomic<bool>* cancel = nullptr;  // set → the run stops at the next check
   IoClass io_class = IoClass::kBestEffort;
-  int io_level = 7;                    // 0 (highest) … 7 (lowest) for kBestEffort
-  std::optional<int> nice;             // setpriority() of the probe thread during the run
+  int io_level = 7;         // 0 (highest) … 7 (lowest) for kBestEffort
+  std::optional<int> nice;  // setpriority() of the probe thread during the run
   // Size of the probe file made inside a directory target (the larger of this and spec.size).
   std::uint64_t probe_file_bytes = 128ull << 20;
   std::filesystem::path sys_root = "/sys";  // sysfs, for block queue facts
@@ -62,7 +62,7 @@ struct ProbeEnv {
 // Per-run stop conditions, polled by the kinds between system calls. A call blocked in the
 // kernel cannot be interrupted from here; the scheduler handles that (daemon/scheduler.h).
 struct RunControl {
-  double deadline_mono = 0;                   // CLOCK_MONOTONIC seconds; 0 = none
+  double deadline_mono = 0;  // CLOCK_MONOTONIC seconds; 0 = none
   const std::atomic<bool>* cancel = nullptr;
 
   bool Cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }

@@ -126,15 +126,16 @@ void RunRandomProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
   }
   const double wall = MonotonicSeconds() - measured_wall_start;
   if (latencies.empty()) {
-    return MarkFailed(result, Outcome::kError,
-                      "random read " + dt->path + ": no request measured within " +
-                          std::to_string(limit) + " s");
+    return MarkFailed(
+        result, Outcome::kError,
+        "random read " + dt->path + ": no request measured within " + std::to_string(limit) + " s");
   }
   double max_latency = 0;
   for (double l : latencies) max_latency = std::max(max_latency, l);
   result.latency = BuildLatencyHistogram(latencies);
   const double n = static_cast<double>(latencies.size());
-  if (result.latency->sum_seconds > 0) result.ops_per_second["read"] = n / result.latency->sum_seconds;
+  if (result.latency->sum_seconds > 0)
+    result.ops_per_second["read"] = n / result.latency->sum_seconds;
   if (wall > 0) result.extra["wall_iops"] = n / wall;
   result.extra["latency_max_seconds"] = max_latency;
   result.outcome = Outcome::kOk;

@@ -56,7 +56,8 @@ void RunKind(const config::ProbeSpec& spec, const ProbeEnv& env, const RunContro
 
 // An error message when a directory target is no longer on the filesystem it was first probed
 // on (see TargetDevices). stat() may block on a hung filesystem: this runs on the probe thread.
-std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec, const ProbeEnv& env) {
+std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec,
+                                                const ProbeEnv& env) {
   if (!env.target_devices || spec.target.empty()) return std::nullopt;
   struct stat st {};
   if (::stat(spec.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
@@ -66,7 +67,8 @@ std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec, c
     return std::to_string(major(d)) + ":" + std::to_string(minor(d));
   };
   return "target " + spec.target + " is now on device " + dev(st.st_dev) + ", first probed on " +
-         dev(*was) + " (unmounted?); not probing the filesystem underneath. Restart iodriftd to "
+         dev(*was) +
+         " (unmounted?); not probing the filesystem underneath. Restart iodriftd to "
          "accept the new filesystem";
 }
 

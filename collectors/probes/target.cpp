@@ -68,8 +68,8 @@ std::vector<MountEntry> ReadOwnMounts() {
 
 // The whole-disk name for a block dev_t ("sda" for sda1), "" when sysfs does not know it.
 std::string DiskName(dev_t dev, const fs::path& sys_root) {
-  const fs::path link = sys_root / "dev/block" /
-                        (std::to_string(major(dev)) + ":" + std::to_string(minor(dev)));
+  const fs::path link =
+      sys_root / "dev/block" / (std::to_string(major(dev)) + ":" + std::to_string(minor(dev)));
   std::error_code ec;
   const fs::path real = fs::canonical(link, ec);
   if (ec) return "";
@@ -174,7 +174,8 @@ Expected<bool> EnsureProbeFile(const fs::path& path, std::uint64_t bytes,
   std::uint64_t seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   for (std::uint64_t done = 0; done < bytes;) {
     if (control.Cancelled() || control.PastDeadline(MonotonicSeconds())) {
-      return fail(ECANCELED, "create probe file " + path.string() + ": stopped (timeout or shutdown)");
+      return fail(ECANCELED,
+                  "create probe file " + path.string() + ": stopped (timeout or shutdown)");
     }
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kMiB, bytes - done));
     FillPseudoRandom(buffer->data(), n, seed++);
@@ -239,7 +240,8 @@ Expected<DataTarget> PrepareDataTarget(const std::string& target, std::uint64_t 
     dt.size = size;
   } else {
     struct stat st {};
-    if (fstat(fd->get(), &st) != 0) return Fail(errno, SystemErrorMessage("fstat " + dt.path, errno));
+    if (fstat(fd->get(), &st) != 0)
+      return Fail(errno, SystemErrorMessage("fstat " + dt.path, errno));
     dt.size = static_cast<std::uint64_t>(st.st_size);
   }
   if (dt.size == 0) return Fail(EINVAL, "target " + dt.path + " is empty; nothing to read");
@@ -252,7 +254,8 @@ Expected<fs::path> EnsureMetaDir(const fs::path& dir) {
     return Fail(errno, SystemErrorMessage("mkdir " + meta.string(), errno));
   }
   struct stat st {};
-  if (lstat(meta.c_str(), &st) != 0) return Fail(errno, SystemErrorMessage("stat " + meta.string(), errno));
+  if (lstat(meta.c_str(), &st) != 0)
+    return Fail(errno, SystemErrorMessage("stat " + meta.string(), errno));
   if (!S_ISDIR(st.st_mode)) return Fail(ENOTDIR, meta.string() + " exists and is not a directory");
   return meta;
 }
@@ -329,8 +332,8 @@ DioAlignment QueryDioAlignment(int fd, const fs::path& sys_root) {
   } else if (fstat(fd, &st) == 0) {
     const std::string disk = DiskName(st.st_dev, sys_root);
     if (!disk.empty()) {
-      if (auto lbs = text::ParseU64(
-              ReadSysfsLine(sys_root / "block" / disk / "queue/logical_block_size"));
+      if (auto lbs =
+              text::ParseU64(ReadSysfsLine(sys_root / "block" / disk / "queue/logical_block_size"));
           lbs && *lbs > 0) {
         a.source = "sysfs";
         a.offset_align = static_cast<std::uint32_t>(*lbs);
@@ -364,8 +367,9 @@ std::string DeviceKey(const config::ProbeSpec& spec, const fs::path& sys_root) {
   const MountEntry* best = nullptr;
   for (const auto& m : mounts) {
     const std::string& mp = m.mount_point;
-    const bool prefix = mp == "/" || p == mp ||
-                        (p.size() > mp.size() && p.compare(0, mp.size(), mp) == 0 && p[mp.size()] == '/');
+    const bool prefix =
+        mp == "/" || p == mp ||
+        (p.size() > mp.size() && p.compare(0, mp.size(), mp) == 0 && p[mp.size()] == '/');
     if (prefix && (best == nullptr || mp.size() >= best->mount_point.size())) best = &m;
   }
   if (best == nullptr) return "path:" + p;

@@ -42,8 +42,8 @@ Expected<TargetType> ClassifyTarget(const std::string& target);
 // What a data kind (cached, buffered, direct, random) reads for a target.
 struct DataTarget {
   TargetType type = TargetType::kRegularFile;  // of the configured target
-  std::string path;           // the device, the file, or <dir>/iodrift-probe.dat
-  std::uint64_t size = 0;     // readable bytes (BLKGETSIZE64 for a device, st_size for a file)
+  std::string path;                            // the device, the file, or <dir>/iodrift-probe.dat
+  std::uint64_t size = 0;  // readable bytes (BLKGETSIZE64 for a device, st_size for a file)
   bool created_probe_file = false;  // this call made the probe file
 };
 
@@ -80,10 +80,10 @@ TargetInfo DescribeTarget(const std::string& read_path, const std::filesystem::p
 
 // O_DIRECT alignment for an open fd.
 struct DioAlignment {
-  bool refused = false;         // statx says this file has no O_DIRECT (stx_dio_offset_align 0)
+  bool refused = false;  // statx says this file has no O_DIRECT (stx_dio_offset_align 0)
   std::uint32_t offset_align = 4096;  // file offsets and lengths are multiples of this
   std::uint32_t mem_align = 4096;     // buffer alignment (at least 4096)
-  std::string source;           // "statx" | "BLKSSZGET" | "sysfs" | "default"
+  std::string source;                 // "statx" | "BLKSSZGET" | "sysfs" | "default"
 };
 // statx(STATX_DIOALIGN) (Linux ≥ 6.1; block devices ≥ 6.11), else BLKSSZGET for a device, else
 // the logical_block_size of the file's disk, else 4096.
@@ -93,6 +93,7 @@ DioAlignment QueryDioAlignment(int fd, const std::filesystem::path& sys_root);
 // memory kind, "block:<disk>" when the target (or the filesystem holding it) is on a block
 // device (partitions map to their disk), "dev:MAJ:MIN" for other filesystems (tmpfs, NFS, FUSE),
 // "path:<target>" when nothing is known. Never touches the target itself (it may hang).
-std::string DeviceKey(const config::ProbeSpec& spec, const std::filesystem::path& sys_root = "/sys");
+std::string DeviceKey(const config::ProbeSpec& spec,
+                      const std::filesystem::path& sys_root = "/sys");
 
 }  // namespace iodrift::probes

@@ -31,7 +31,8 @@ std::optional<BalloonState> ReadBalloonState(const std::filesystem::path& sys_ro
     if (!bit) continue;
     BalloonState state;
     state.free_page_reporting = *bit;
-    if (auto order = ReadWholeFile(sys_root / "module/page_reporting/parameters/page_reporting_order", 64)) {
+    if (auto order =
+            ReadWholeFile(sys_root / "module/page_reporting/parameters/page_reporting_order", 64)) {
       state.page_reporting_order = text::ParseU64(text::Trim(*order));
     }
     return state;

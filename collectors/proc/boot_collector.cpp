@@ -16,9 +16,9 @@ class BootCollector final : public Collector {
     if (!boot) return tl::unexpected(boot.error());
     using prometheus::MetricType;
     if (boot->boot_time_seconds) {
-      auto family = MakeFamily("iodrift_boot_time_seconds",
-                               "Boot time, seconds since the epoch (/proc/stat btime).",
-                               MetricType::Gauge);
+      auto family =
+          MakeFamily("iodrift_boot_time_seconds",
+                     "Boot time, seconds since the epoch (/proc/stat btime).", MetricType::Gauge);
       AddSample(family, static_cast<double>(*boot->boot_time_seconds));
       out.push_back(std::move(family));
     }

@@ -1,7 +1,7 @@
 // /proc/buddyinfo: free blocks per node, zone and order (Documentation/filesystems/proc.rst).
 //
-//   Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1      3
-//   Node 0, zone    DMA32      3      4      4      3      5      4      4      5      4      5    726
+//   Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1 3
+//   Node 0, zone    DMA32      3      4      4      3      5      4      4      5      4      5 726
 //
 // Tolerance: any number of orders (MAX_ORDER differs by config); trailing space optional; lines
 // not of the form "Node N, zone NAME counts..." are skipped and counted. All zones of one kernel
@@ -21,8 +21,8 @@
 namespace iodrift::proc {
 
 struct BuddyZone {
-  std::string node;                     // "0"
-  std::string zone;                     // "Normal"
+  std::string node;                        // "0"
+  std::string zone;                        // "Normal"
   std::vector<std::uint64_t> free_blocks;  // index = order
 };
 

@@ -30,6 +30,8 @@ class BuddyinfoCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeBuddyinfoCollector() { return std::make_unique<BuddyinfoCollector>(); }
+std::unique_ptr<Collector> MakeBuddyinfoCollector() {
+  return std::make_unique<BuddyinfoCollector>();
+}
 
 }  // namespace iodrift::proc

@@ -23,9 +23,9 @@
 namespace iodrift::proc {
 
 struct MeminfoField {
-  std::string name;      // kernel name, e.g. "Active(file)"
-  std::uint64_t value;   // bytes when `is_bytes`, else a plain count
-  bool is_bytes;         // the line carried a "kB" unit
+  std::string name;     // kernel name, e.g. "Active(file)"
+  std::uint64_t value;  // bytes when `is_bytes`, else a plain count
+  bool is_bytes;        // the line carried a "kB" unit
 };
 
 struct Meminfo {

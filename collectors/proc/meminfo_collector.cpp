@@ -18,8 +18,8 @@ class MeminfoCollector final : public Collector {
     for (const auto& field : meminfo->fields) {
       std::string name = "iodrift_meminfo_" + SanitizeMetricName(field.name);
       if (field.is_bytes) name += "_bytes";
-      auto family = MakeFamily(std::move(name), "Memory information field " + field.name +
-                                                    " from /proc/meminfo.",
+      auto family = MakeFamily(std::move(name),
+                               "Memory information field " + field.name + " from /proc/meminfo.",
                                prometheus::MetricType::Gauge);
       AddSample(family, static_cast<double>(field.value));
       out.push_back(std::move(family));

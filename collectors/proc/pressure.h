@@ -1,4 +1,5 @@
-// /proc/pressure/{cpu,io,memory,irq}: pressure stall information (Documentation/accounting/psi.rst).
+// /proc/pressure/{cpu,io,memory,irq}: pressure stall information
+// (Documentation/accounting/psi.rst).
 //
 //   some avg10=0.00 avg60=0.00 avg300=0.00 total=12345
 //   full avg10=0.00 avg60=0.00 avg300=0.00 total=6789

@@ -18,10 +18,10 @@ class PressureCollector final : public Collector {
 
   Expected<void> Collect(const ProcRoot& root,
                          std::vector<prometheus::MetricFamily>& out) const override {
-    auto waiting = MakeFamily(
-        "iodrift_pressure_waiting_seconds_total",
-        "Time at least some tasks were stalled on the resource (PSI \"some\" total).",
-        prometheus::MetricType::Counter);
+    auto waiting =
+        MakeFamily("iodrift_pressure_waiting_seconds_total",
+                   "Time at least some tasks were stalled on the resource (PSI \"some\" total).",
+                   prometheus::MetricType::Counter);
     auto stalled = MakeFamily(
         "iodrift_pressure_stalled_seconds_total",
         "Time all non-idle tasks were stalled on the resource at once (PSI \"full\" total).",
@@ -34,8 +34,10 @@ class PressureCollector final : public Collector {
         continue;
       }
       Labels labels{{"resource", std::string(resource)}};
-      if (pressure->some) AddSample(waiting, static_cast<double>(pressure->some->total_us) / 1e6, labels);
-      if (pressure->full) AddSample(stalled, static_cast<double>(pressure->full->total_us) / 1e6, labels);
+      if (pressure->some)
+        AddSample(waiting, static_cast<double>(pressure->some->total_us) / 1e6, labels);
+      if (pressure->full)
+        AddSample(stalled, static_cast<double>(pressure->full->total_us) / 1e6, labels);
     }
     if (waiting.metric.empty() && stalled.metric.empty()) {
       return tl::unexpected(first_error.value_or(Error{0, "no pressure stall information"}));

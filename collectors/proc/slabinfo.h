@@ -2,7 +2,8 @@
 //
 //   slabinfo - version: 2.1
 //   # name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables ...
-//   dentry            123456 130000    192   21    1 : tunables    0    0    0 : slabdata   6190   6190      0
+//   dentry            123456 130000    192   21    1 : tunables    0    0    0 : slabdata   6190
+//   6190      0
 //
 // Tolerance: the header must say "version: 2.x" (else an error: the column meaning is unknown);
 // cache names may contain ':' and '/'; lines with too few numeric columns are skipped and
@@ -28,18 +29,18 @@ struct SlabCache {
   std::string name;
   std::uint64_t active_objects = 0;
   std::uint64_t objects = 0;
-  std::uint64_t object_size = 0;      // bytes
+  std::uint64_t object_size = 0;  // bytes
   std::uint64_t objects_per_slab = 0;
   std::uint64_t pages_per_slab = 0;
   std::uint64_t active_slabs = 0;
   std::uint64_t slabs = 0;
-  std::uint64_t bytes = 0;            // memory held by the cache (see header comment)
+  std::uint64_t bytes = 0;  // memory held by the cache (see header comment)
 };
 
 struct Slabinfo {
   std::vector<SlabCache> caches;
   std::size_t malformed_lines = 0;
-  std::uint64_t total_bytes = 0;      // sum of `bytes` over all caches
+  std::uint64_t total_bytes = 0;  // sum of `bytes` over all caches
 };
 
 // `page_size` is used for the byte figure (sysconf(_SC_PAGESIZE) in the reader). Pure. Fails

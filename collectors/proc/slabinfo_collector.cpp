@@ -69,7 +69,8 @@ class SlabinfoCollector final : public Collector {
     auto total = MakeFamily("iodrift_slabinfo_total_bytes",
                             "Memory held by all slab caches in /proc/slabinfo.", MetricType::Gauge);
     AddSample(total, static_cast<double>(slabinfo->total_bytes));
-    for (auto* family : {&objects, &active, &size, &bytes, &total}) out.push_back(std::move(*family));
+    for (auto* family : {&objects, &active, &size, &bytes, &total})
+      out.push_back(std::move(*family));
     return {};
   }
 

@@ -20,9 +20,9 @@ class VmstatCollector final : public Collector {
     if (!vmstat) return tl::unexpected(vmstat.error());
     for (const auto& field : vmstat->fields) {
       if (!filter_.Matches(field.name)) continue;
-      auto family = MakeFamily("iodrift_vmstat_" + SanitizeMetricName(field.name),
-                               "/proc/vmstat field " + field.name + ".",
-                               prometheus::MetricType::Untyped);
+      auto family =
+          MakeFamily("iodrift_vmstat_" + SanitizeMetricName(field.name),
+                     "/proc/vmstat field " + field.name + ".", prometheus::MetricType::Untyped);
       AddSample(family, static_cast<double>(field.value));
       out.push_back(std::move(family));
     }

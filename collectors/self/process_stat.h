@@ -16,11 +16,11 @@
 namespace iodrift::self {
 
 struct ProcessStat {
-  std::uint64_t utime_ticks = 0;      // field 14
-  std::uint64_t stime_ticks = 0;      // field 15
-  std::uint64_t start_time_ticks = 0; // field 22, clock ticks after boot
-  std::uint64_t virtual_bytes = 0;    // field 23
-  std::uint64_t rss_pages = 0;        // field 24
+  std::uint64_t utime_ticks = 0;       // field 14
+  std::uint64_t stime_ticks = 0;       // field 15
+  std::uint64_t start_time_ticks = 0;  // field 22, clock ticks after boot
+  std::uint64_t virtual_bytes = 0;     // field 23
+  std::uint64_t rss_pages = 0;         // field 24
 };
 
 Expected<ProcessStat> ParseProcessStat(std::string_view text);

@@ -42,9 +42,11 @@ std::chrono::milliseconds RateLimiter::Acquire(const std::string& caller, Clock:
   Bucket& mine = it->second;
   Refill(mine, options_.per_caller, now);
   Refill(global_, options_.global, now);
-  double wait = std::max(WaitSeconds(mine, options_.per_caller), WaitSeconds(global_, options_.global));
+  double wait =
+      std::max(WaitSeconds(mine, options_.per_caller), WaitSeconds(global_, options_.global));
   if (wait > 0) {
-    return std::chrono::milliseconds(std::max<long long>(1, static_cast<long long>(std::ceil(wait * 1000))));
+    return std::chrono::milliseconds(
+        std::max<long long>(1, static_cast<long long>(std::ceil(wait * 1000))));
   }
   mine.tokens -= 1;
   global_.tokens -= 1;

@@ -24,9 +24,9 @@ struct RateLimit {
 };
 
 struct RateLimiterOptions {
-  RateLimit per_caller{3, 0.5};   // 3 at once, then one every 2 s per caller
-  RateLimit global{10, 2};        // 10 at once, then two a second in all
-  std::size_t max_callers = 1024; // tracked callers; full (idle) buckets are forgotten beyond this
+  RateLimit per_caller{3, 0.5};    // 3 at once, then one every 2 s per caller
+  RateLimit global{10, 2};         // 10 at once, then two a second in all
+  std::size_t max_callers = 1024;  // tracked callers; full (idle) buckets are forgotten beyond this
 };
 
 class RateLimiter {
@@ -37,7 +37,8 @@ class RateLimiter {
 
   // Takes a token for `caller` at time `now`. Returns zero when the call may proceed, else how
   // long to wait until it would be allowed (at least 1 ms); nothing is taken then.
-  std::chrono::milliseconds Acquire(const std::string& caller, Clock::time_point now = Clock::now());
+  std::chrono::milliseconds Acquire(const std::string& caller,
+                                    Clock::time_point now = Clock::now());
 
  private:
   struct Bucket {

@@ -52,12 +52,12 @@ Dict ToDict(const probes::ProbeResult& r) {
   std::map<std::string, std::int64_t> vmstat(r.vmstat_delta.begin(), r.vmstat_delta.end());
   d["vmstat_delta"] = sdbus::Variant(vmstat);
   d["extra"] = sdbus::Variant(r.extra);
-  d["target_info"] = sdbus::Variant(std::map<std::string, std::string>{
-      {"device", r.target_info.device},
-      {"fstype", r.target_info.fstype},
-      {"scheduler", r.target_info.scheduler},
-      {"read_ahead_kb", r.target_info.read_ahead_kb},
-      {"rotational", r.target_info.rotational}});
+  d["target_info"] = sdbus::Variant(
+      std::map<std::string, std::string>{{"device", r.target_info.device},
+                                         {"fstype", r.target_info.fstype},
+                                         {"scheduler", r.target_info.scheduler},
+                                         {"read_ahead_kb", r.target_info.read_ahead_kb},
+                                         {"rotational", r.target_info.rotational}});
   if (r.uptime_seconds) d["uptime_seconds"] = sdbus::Variant(*r.uptime_seconds);
   if (!r.mode.empty()) d["mode"] = sdbus::Variant(r.mode);
   return d;

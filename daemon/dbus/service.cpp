@@ -86,7 +86,7 @@ struct DbusService::Impl {
   void OnResult(const probes::ProbeResult& result);
 
   void Attach(std::unique_ptr<sdbus::IConnection> connection);  // takes bus_mu
-  void Teardown(const char* why);                              // takes bus_mu
+  void Teardown(const char* why);                               // takes bus_mu
   void SupervisorLoop();
   void CompleterLoop();
   void CompleteReady();
@@ -170,15 +170,15 @@ void DbusService::Impl::RunProbe(sdbus::Result<Dict>&& reply, const std::string&
   bool known = false;
   for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
   if (!known) {
-    reply.returnError(sdbus::Error(kErrorUnknownProbe,
-                                   "no probe named " + Quoted(name) + "; ListProbes shows the names"));
+    reply.returnError(sdbus::Error(
+        kErrorUnknownProbe, "no probe named " + Quoted(name) + "; ListProbes shows the names"));
     return;
   }
   if (auto wait = limiter.Acquire(sender); wait.count() > 0) {
     spdlog::debug("dbus: runprobe rate limited sender={} probe={} retry_ms={}", sender, name,
                   wait.count());
-    reply.returnError(sdbus::Error(kErrorRateLimited,
-                                   "rate limited; retry in " + std::to_string(wait.count()) + " ms"));
+    reply.returnError(sdbus::Error(
+        kErrorRateLimited, "rate limited; retry in " + std::to_string(wait.count()) + " ms"));
     return;
   }
   std::lock_guard lock(pending_mu);
@@ -219,7 +219,8 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
     if (candidate.name == name) spec = candidate;
   }
   if (!spec) {
-    throw sdbus::Error(kErrorUnknownProbe, "no probe named " + Quoted(name) + "; ListProbes shows the names");
+    throw sdbus::Error(kErrorUnknownProbe,
+                       "no probe named " + Quoted(name) + "; ListProbes shows the names");
   }
   if (!options.record) throw sdbus::Error(kErrorFailed, "explain is not available in this daemon");
   auto record = options.record(name);
@@ -289,9 +290,7 @@ void DbusService::Impl::CompleterLoop() {
   for (;;) {
     {
       std::unique_lock lock(pending_mu);
-      pending_cv.wait_for(lock, kCompleterPoll, [&] {
-        return completer_stop || results_arrived;
-      });
+      pending_cv.wait_for(lock, kCompleterPoll, [&] { return completer_stop || results_arrived; });
       if (completer_stop) return;
       results_arrived = false;
       if (pending.empty()) continue;
@@ -366,11 +365,13 @@ void DbusService::Impl::SupervisorLoop() {
           continue;
         }
       } else if (!warned) {
-        spdlog::warn("dbus: cannot connect to {}: {}; retrying with back-off", Describe(mode), error);
+        spdlog::warn("dbus: cannot connect to {}: {}; retrying with back-off", Describe(mode),
+                     error);
         warned = true;
       }
       if (!SleepUnlessStopping(backoff)) break;
-      backoff = std::min(backoff * 2, std::chrono::duration_cast<std::chrono::seconds>(kMaxBackoff));
+      backoff =
+          std::min(backoff * 2, std::chrono::duration_cast<std::chrono::seconds>(kMaxBackoff));
       continue;
     }
     bool lost = false;
@@ -408,8 +409,10 @@ std::unique_ptr<DbusService> DbusService::Start(DbusServiceOptions options, Sche
       if (connection) impl->mode = "session";
     }
     if (!connection) {
-      spdlog::info("dbus: dbus=auto found no usable bus (system: {}; session: {}); the D-Bus "
-                   "API is off, metrics and probes carry on", system_error, session_error);
+      spdlog::info(
+          "dbus: dbus=auto found no usable bus (system: {}; session: {}); the D-Bus "
+          "API is off, metrics and probes carry on",
+          system_error, session_error);
       return nullptr;
     }
   } else {
@@ -417,8 +420,10 @@ std::unique_ptr<DbusService> DbusService::Start(DbusServiceOptions options, Sche
     std::string error;
     connection = Connect(requested, error);
     if (!connection) {
-      spdlog::warn("dbus: cannot connect to {}: {}; retrying with back-off, metrics and probes "
-                   "carry on", Describe(requested), error);
+      spdlog::warn(
+          "dbus: cannot connect to {}: {}; retrying with back-off, metrics and probes "
+          "carry on",
+          Describe(requested), error);
     }
   }
   if (connection) {

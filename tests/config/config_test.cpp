@@ -945,9 +945,10 @@ namespace iodrift::config {
 namespace {
 
 TEST(LoadFromString, ReadsTheSchedulerSection) {
-  auto loaded = LoadFromString("scheduler:\n  max_concurrent: 2\n  io_class: idle\n  io_level: 3\n"
-                               "  nice: 0\n",
-                               "s.yaml");
+  auto loaded = LoadFromString(
+      "scheduler:\n  max_concurrent: 2\n  io_class: idle\n  io_level: 3\n"
+      "  nice: 0\n",
+      "s.yaml");
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->scheduler.max_concurrent, 2u);
   EXPECT_EQ(loaded->scheduler.io_class, "idle");
@@ -966,12 +967,14 @@ TEST(LoadFromString, RejectsBadSchedulerValuesNamingLineAndKey) {
   EXPECT_EQ(loaded.error().size(), 4u) << all;
   EXPECT_NE(all.find("s.yaml:2:19: scheduler.max_concurrent:"), std::string::npos) << all;
   EXPECT_NE(all.find("s.yaml:3:13: scheduler.io_class: must be one of best-effort|idle|none"),
-            std::string::npos) << all;
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("s.yaml:4:13: scheduler.io_level:"), std::string::npos) << all;
   EXPECT_NE(all.find("s.yaml:5:9: scheduler.nice:"), std::string::npos) << all;
 }
 
-// ---- http: TLS and basic auth --------------------------------------------------------------------
+// ---- http: TLS and basic auth
+// --------------------------------------------------------------------
 
 constexpr const char* kBcrypt = "$2y$10$ZpUdDe5bPu/d8/Nk3wSCOuRRp9bWlEb1/Cx9Kqp7wsr0pTp1OdkF6";
 
@@ -981,9 +984,10 @@ TEST(LoadFromString, HttpTlsAndBasicAuthLoad) {
   const auto key = dir.path() / "tls.key";
   std::ofstream(cert) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
   std::ofstream(key) << "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
-  Config config = LoadOk("http:\n  tls_cert_file: " + cert.string() + "\n  tls_key_file: " +
-                         key.string() + "\n  basic_auth_users:\n    alice: " + kBcrypt +
-                         "\n    bob: \"$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy\"\n");
+  Config config =
+      LoadOk("http:\n  tls_cert_file: " + cert.string() + "\n  tls_key_file: " + key.string() +
+             "\n  basic_auth_users:\n    alice: " + kBcrypt +
+             "\n    bob: \"$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy\"\n");
   EXPECT_EQ(config.http.tls_cert_file, cert.string());
   EXPECT_EQ(config.http.tls_key_file, key.string());
   ASSERT_EQ(config.http.basic_auth_users.size(), 2u);
@@ -1039,9 +1043,10 @@ TEST(LoadFromString, BasicAuthNeedsBcryptHashesAndNeverEchoesThem) {
   EXPECT_THAT(plain.ToString(), StartsWith("bad.yaml:3:12: http.basic_auth_users.alice: must be a "
                                            "bcrypt hash"));
   EXPECT_THAT(plain.ToString(), ::testing::Not(HasSubstr("hunter2")));
-  EXPECT_THAT(OnlyProblem("http:\n  basic_auth_users:\n    bob: \"$1$saltsalt$qjXMvbEw8oaL.CzflDugX/\"\n")
-                  .ToString(),
-              StartsWith("bad.yaml:3:10: http.basic_auth_users.bob: must be a bcrypt hash"));
+  EXPECT_THAT(
+      OnlyProblem("http:\n  basic_auth_users:\n    bob: \"$1$saltsalt$qjXMvbEw8oaL.CzflDugX/\"\n")
+          .ToString(),
+      StartsWith("bad.yaml:3:10: http.basic_auth_users.bob: must be a bcrypt hash"));
   EXPECT_THAT(OnlyProblem("http:\n  basic_auth_users:\n    bob:\n").ToString(),
               StartsWith("bad.yaml:3:5: http.basic_auth_users.bob: has no value"));
   EXPECT_THAT(OnlyProblem("http:\n  basic_auth_users: alice\n").ToString(),
@@ -1050,8 +1055,8 @@ TEST(LoadFromString, BasicAuthNeedsBcryptHashesAndNeverEchoesThem) {
   EXPECT_THAT(OnlyProblem(std::string("http:\n  basic_auth_users:\n    \"a:b\": ") + kBcrypt + "\n")
                   .ToString(),
               StartsWith("bad.yaml:3:5: http.basic_auth_users: user name `a:b` must be"));
-  EXPECT_THAT(OnlyProblem(std::string("http:\n  basic_auth_users:\n    x: ") + kBcrypt + "\n    x: " +
-                          kBcrypt + "\n")
+  EXPECT_THAT(OnlyProblem(std::string("http:\n  basic_auth_users:\n    x: ") + kBcrypt +
+                          "\n    x: " + kBcrypt + "\n")
                   .ToString(),
               StartsWith("bad.yaml:4:5: http.basic_auth_users.x: duplicate user"));
 }

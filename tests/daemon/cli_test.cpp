@@ -6,7 +6,8 @@ namespace iodrift::daemon {
 namespace {
 
 TEST(ParseCommandLine, TakesValuesSeparateOrWithEquals) {
-  auto cl = ParseCommandLine({"--config", "/etc/x.yaml", "--listen=127.0.0.1:0", "--once", "--json"});
+  auto cl =
+      ParseCommandLine({"--config", "/etc/x.yaml", "--listen=127.0.0.1:0", "--once", "--json"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config_file, "/etc/x.yaml");
   EXPECT_EQ(cl->listen, "127.0.0.1:0");

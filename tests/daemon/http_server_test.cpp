@@ -21,7 +21,8 @@ namespace iodrift::daemon {
 namespace {
 
 TEST(SplitHostPort, AcceptsV4V6AndEmptyHost) {
-  EXPECT_EQ(*SplitHostPort("127.0.0.1:9723"), std::make_pair(std::string("127.0.0.1"), uint16_t{9723}));
+  EXPECT_EQ(*SplitHostPort("127.0.0.1:9723"),
+            std::make_pair(std::string("127.0.0.1"), uint16_t{9723}));
   EXPECT_EQ(*SplitHostPort("[::1]:0"), std::make_pair(std::string("::1"), uint16_t{0}));
   EXPECT_EQ(SplitHostPort(":80")->first, "0.0.0.0");
 }
@@ -67,7 +68,8 @@ TEST(HttpServer, ServesRoutesOnAFreePortAndNamesTheAddressOnBindFailure) {
   server.Stop();
 }
 
-// ---- raw-socket helpers ---------------------------------------------------------------------------
+// ---- raw-socket helpers
+// ---------------------------------------------------------------------------
 
 int ConnectLoopback(std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -164,7 +166,8 @@ TEST(HttpServer, SlowClientIsCutOffWhileOthersAreServed) {
   EXPECT_THAT(Get(server.port(), "/x"), ::testing::StartsWith("HTTP/1.1 200"));
 }
 
-// ---- TLS -----------------------------------------------------------------------------------------
+// ---- TLS
+// -----------------------------------------------------------------------------------------
 
 class HttpServerTls : public ::testing::Test {
  protected:
@@ -175,8 +178,9 @@ class HttpServerTls : public ::testing::Test {
     for (const char* name : {"a", "b"}) {
       const std::string cmd =
           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
-          "-subj /CN=localhost -keyout " + (dir_ / (std::string(name) + ".key")).string() +
-          " -out " + (dir_ / (std::string(name) + ".crt")).string() + " >/dev/null 2>&1";
+          "-subj /CN=localhost -keyout " +
+          (dir_ / (std::string(name) + ".key")).string() + " -out " +
+          (dir_ / (std::string(name) + ".crt")).string() + " >/dev/null 2>&1";
       if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl CLI not available";
     }
   }
@@ -191,8 +195,8 @@ class HttpServerTls : public ::testing::Test {
 
 TEST_F(HttpServerTls, ServesHttpsAndSaysSo) {
   HttpServer server;
-  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt"),
-                            .tls_key_file = Path("a.key")}));
+  ASSERT_TRUE(server.Start(
+      {.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt"), .tls_key_file = Path("a.key")}));
   EXPECT_TRUE(server.tls());
   EXPECT_EQ(server.BaseUrl(), "https://127.0.0.1:" + std::to_string(server.port()));
   // Plain HTTP to the TLS port gets no HTTP answer.
@@ -201,20 +205,21 @@ TEST_F(HttpServerTls, ServesHttpsAndSaysSo) {
 
 TEST_F(HttpServerTls, BadFilesFailStartWithAClearMessage) {
   HttpServer server;
-  auto missing = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("none.crt"),
-                               .tls_key_file = Path("a.key")});
+  auto missing = server.Start(
+      {.listen = "127.0.0.1:0", .tls_cert_file = Path("none.crt"), .tls_key_file = Path("a.key")});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message,
             "tls_cert_file " + Path("none.crt") + ": no such file or directory");
   // The key of another certificate.
-  auto mismatch = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt"),
-                                .tls_key_file = Path("b.key")});
+  auto mismatch = server.Start(
+      {.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt"), .tls_key_file = Path("b.key")});
   ASSERT_FALSE(mismatch);
   EXPECT_THAT(mismatch.error().message, ::testing::StartsWith("TLS: tls_cert_file "));
   // Not PEM at all.
-  std::ofstream(Path("junk.crt")) << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
-  auto junk = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("junk.crt"),
-                            .tls_key_file = Path("a.key")});
+  std::ofstream(Path("junk.crt"))
+      << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+  auto junk = server.Start(
+      {.listen = "127.0.0.1:0", .tls_cert_file = Path("junk.crt"), .tls_key_file = Path("a.key")});
   ASSERT_FALSE(junk);
   EXPECT_THAT(junk.error().message, ::testing::StartsWith("TLS: tls_cert_file "));
   auto half = server.Start({.listen = "127.0.0.1:0", .tls_cert_file = Path("a.crt")});

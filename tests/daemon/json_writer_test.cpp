@@ -10,9 +10,17 @@ namespace {
 TEST(JsonWriter, WritesNestedContainersWithCommas) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("a"); w.Integer(-1);
-  w.Key("b"); w.BeginArray(); w.Unsigned(1); w.Bool(true); w.Null(); w.EndArray();
-  w.Key("c"); w.BeginObject(); w.EndObject();
+  w.Key("a");
+  w.Integer(-1);
+  w.Key("b");
+  w.BeginArray();
+  w.Unsigned(1);
+  w.Bool(true);
+  w.Null();
+  w.EndArray();
+  w.Key("c");
+  w.BeginObject();
+  w.EndObject();
   w.EndObject();
   EXPECT_EQ(w.str(), R"({"a":-1,"b":[1,true,null],"c":{}})");
 }

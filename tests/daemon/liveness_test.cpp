@@ -1,5 +1,7 @@
 #include "daemon/liveness.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,8 +10,6 @@
 #include <string>
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include "daemon/http_server.h"
 
@@ -54,7 +54,8 @@ TEST(HttpAnswers, A401FromBasicAuthStillCounts) {
   server.Route("/", [] { return HttpResponse{200, "text/plain", "hi"}; });
   HttpServerOptions options{.listen = "127.0.0.1:0"};
   // bcrypt of "pw" at cost 4.
-  options.basic_auth_users = {{"u", "$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy"}};
+  options.basic_auth_users = {
+      {"u", "$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy"}};
   ASSERT_TRUE(server.Start(options));
   EXPECT_TRUE(HttpAnswers("127.0.0.1", server.port(), "/", milliseconds(2000)));
 }
@@ -67,9 +68,10 @@ struct TestCert {
     char pattern[] = "/tmp/iodrift-liveness-XXXXXX";
     if (::mkdtemp(pattern) == nullptr) return;
     dir = pattern;
-    const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
-                            "-days 1 -subj /CN=localhost -keyout " + (dir / "key.pem").string() +
-                            " -out " + (dir / "cert.pem").string() + " >/dev/null 2>&1";
+    const std::string cmd =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+        "-days 1 -subj /CN=localhost -keyout " +
+        (dir / "key.pem").string() + " -out " + (dir / "cert.pem").string() + " >/dev/null 2>&1";
     if (std::system(cmd.c_str()) == 0) {
       cert = (dir / "cert.pem").string();
       key = (dir / "key.pem").string();
@@ -86,8 +88,8 @@ TEST(TlsListenerReacts, TrueForATlsServerWherePlainHttpGetsNoAnswer) {
   if (tls.cert.empty()) GTEST_SKIP() << "openssl CLI not available";
   HttpServer server;
   server.Route("/", [] { return HttpResponse{200, "text/plain", "hi"}; });
-  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0", .tls_cert_file = tls.cert,
-                            .tls_key_file = tls.key}));
+  ASSERT_TRUE(
+      server.Start({.listen = "127.0.0.1:0", .tls_cert_file = tls.cert, .tls_key_file = tls.key}));
   ASSERT_TRUE(server.tls());
   EXPECT_TRUE(TlsListenerReacts("127.0.0.1", server.port(), milliseconds(2000)));
   // Why the watchdog needs the TLS check: a plain HEAD gets no HTTP status line from a TLS port.

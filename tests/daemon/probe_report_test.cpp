@@ -35,12 +35,21 @@ TEST(FormatSeconds, PicksAReadableUnit) {
 
 TEST(ProbeResultsJson, HasTheContractFieldsWithNullsForKindsThatDoNotApply) {
   std::string json = ProbeResultsJson(std::string("abc"), 123.5, {BufferedOk()});
-  EXPECT_NE(json.find(R"({"boot_id":"abc","uptime_seconds":123.5,"probes":[{"name":"sda-buffered","kind":"buffered","target":"/dev/sda","success":true)"),
-            std::string::npos) << json;
-  EXPECT_NE(json.find(R"("bytes":67108864,"throughput_bytes_per_second":268435456,"ops_per_second":null,"latency_seconds":{"p50":null,"p99":null,"count":null})"),
-            std::string::npos) << json;
-  EXPECT_NE(json.find(R"("cpu_seconds":{"user":0.001,"system":0.2},"suspect":["low_free_memory"],"context":{"Cached":2048,"MemFree":1024})"),
-            std::string::npos) << json;
+  EXPECT_NE(
+      json.find(
+          R"({"boot_id":"abc","uptime_seconds":123.5,"probes":[{"name":"sda-buffered","kind":"buffered","target":"/dev/sda","success":true)"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(
+      json.find(
+          R"("bytes":67108864,"throughput_bytes_per_second":268435456,"ops_per_second":null,"latency_seconds":{"p50":null,"p99":null,"count":null})"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(
+      json.find(
+          R"("cpu_seconds":{"user":0.001,"system":0.2},"suspect":["low_free_memory"],"context":{"Cached":2048,"MemFree":1024})"),
+      std::string::npos)
+      << json;
 }
 
 TEST(ProbeResultsTable, AlignsColumnsAndListsErrorsBelow) {
@@ -55,8 +64,10 @@ TEST(ProbeResultsTable, AlignsColumnsAndListsErrorsBelow) {
   EXPECT_NE(table.find("\n  x: no answer from /dev/sdb within 30 s\n"), std::string::npos) << table;
   EXPECT_NE(table.find("sda-buffered: figure doubtful: low_free_memory"), std::string::npos);
   EXPECT_NE(table.find("  sda-buffered: buffered disk reads: 64.00 MiB = 256 MiB/s\n"),
-            std::string::npos) << table;
-  EXPECT_NE(table.find("    context: MemFree 1.00 KiB, Cached 2.00 KiB\n"), std::string::npos) << table;
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("    context: MemFree 1.00 KiB, Cached 2.00 KiB\n"), std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "daemon/probes_api.h"
 
-#include <gtest/gtest.h>
-
 #include <cctype>
 #include <string>
 #include <string_view>
+
+#include <gtest/gtest.h>
 
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
@@ -53,9 +53,8 @@ class JsonChecker {
   bool Number() {
     std::size_t start = i_;
     if (i_ < s_.size() && s_[i_] == '-') ++i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
-                              s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '+' ||
-                              s_[i_] == '-')) {
+    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
+                              s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '+' || s_[i_] == '-')) {
       ++i_;
     }
     return i_ > start;
@@ -119,8 +118,8 @@ probes::ProbeHistory RandomHistory(std::size_t n) {
     probes::ProbeResult r = RandomRecord().last;
     r.start_time_seconds = 1000 + static_cast<double>(i);
     r.uptime_seconds = 10 + static_cast<double>(i);
-    h.points.push_back(probes::MakeHistoryPoint(
-        r, 2000.0, std::make_shared<const std::string>("boot-1")));
+    h.points.push_back(
+        probes::MakeHistoryPoint(r, 2000.0, std::make_shared<const std::string>("boot-1")));
   }
   return h;
 }
@@ -129,8 +128,12 @@ TEST(ProbesApiJson, IsValidJsonWithTheHeaderFirst) {
   const std::string json =
       ProbesApiJson(std::string("b"), 12.5, 240, {RandomRecord()}, {RandomHistory(3)});
   EXPECT_TRUE(JsonChecker(json).Valid()) << json;
-  EXPECT_EQ(json.rfind(R"({"boot_id":"b","uptime_seconds":12.5,"history_runs":240,"probes":[{"name":"disk-random",)", 0),
-            0u) << json;
+  EXPECT_EQ(
+      json.rfind(
+          R"({"boot_id":"b","uptime_seconds":12.5,"history_runs":240,"probes":[{"name":"disk-random",)",
+          0),
+      0u)
+      << json;
   EXPECT_EQ(json.back(), '\n');
 }
 
@@ -142,11 +145,18 @@ TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
   fields.pop_back();  // the closing brace: the API's object continues after these fields
   const std::string json =
       ProbesApiJson(std::nullopt, std::nullopt, 240, {rec}, {RandomHistory(2)});
-  EXPECT_NE(json.find(fields + R"(,"figure":1000,"figure_unit":"ops/s","baseline":2000,"ratio":0.5,"worst_ratio":0.4,"uptime_at_worst":77,)"),
-            std::string::npos) << json;
+  EXPECT_NE(
+      json.find(
+          fields +
+          R"(,"figure":1000,"figure_unit":"ops/s","baseline":2000,"ratio":0.5,"worst_ratio":0.4,"uptime_at_worst":77,)"),
+      std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("runs":{"ok":3,"error":0,"timeout":1,"skipped":0})"), std::string::npos);
-  EXPECT_NE(json.find(R"("history":[{"time_seconds":1000,"boot_id":"boot-1","uptime_seconds":10,"result":"ok","figure":1000,"baseline":2000,"ratio":0.5,"features":{"uptime_seconds":10,"mem_free_bytes":4096,"cached_bytes":null,)"),
-            std::string::npos) << json;
+  EXPECT_NE(
+      json.find(
+          R"("history":[{"time_seconds":1000,"boot_id":"boot-1","uptime_seconds":10,"result":"ok","figure":1000,"baseline":2000,"ratio":0.5,"features":{"uptime_seconds":10,"mem_free_bytes":4096,"cached_bytes":null,)"),
+      std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("time_seconds":1001,)"), std::string::npos);
   EXPECT_EQ(json.find(R"("time_seconds":1002,)"), std::string::npos);
   EXPECT_NE(json.find(R"({"boot_id":null,"uptime_seconds":null,)"), std::string::npos);

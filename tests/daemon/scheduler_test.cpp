@@ -3,14 +3,14 @@
 // on-demand runs that join a run in flight, reloads and prompt shutdown.
 #include "daemon/scheduler.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "tests/probes/probe_test_util.h"
 
@@ -200,7 +200,8 @@ TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
   Scheduler s({}, store, options);  // global limit 1: the stuck probe must not hold it
   s.AddListener([&](const ProbeResult& r) {
     std::lock_guard<std::mutex> lock(mu);
-    if (r.name == "hang" && r.outcome == Outcome::kTimeout && !timeout_seen) timeout_seen = Clock::now();
+    if (r.name == "hang" && r.outcome == Outcome::kTimeout && !timeout_seen)
+      timeout_seen = Clock::now();
   });
   s.Apply({Spec("hang", "fuse", 100ms, 200ms), Spec("same-dev", "fuse", 100ms),
            Spec("other", "disk", 100ms)});
@@ -229,7 +230,7 @@ TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
   EXPECT_GE(other->runs.at(Outcome::kOk), 5u);  // the other device kept its schedule (~11)
   {
     std::lock_guard<std::mutex> lock(rec->mu);
-    EXPECT_EQ(rec->calls["hang"], 1);     // one thread stuck, no pile-up
+    EXPECT_EQ(rec->calls["hang"], 1);  // one thread stuck, no pile-up
     EXPECT_EQ(rec->calls["same-dev"], 0);
   }
   EXPECT_EQ(gate->inside.load(), 1);
@@ -237,8 +238,9 @@ TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
   // Shutdown does not wait for the call stuck in the "kernel".
   const auto stop_start = Clock::now();
   s.Stop();
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - stop_start).count(),
-            1000);
+  EXPECT_LT(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - stop_start).count(),
+      1000);
   EXPECT_EQ(gate->returned.load(), 0);
   gate->Open();  // let the detached worker finish (it owns only shared state)
   for (int i = 0; i < 100 && gate->returned.load() == 0; ++i) std::this_thread::sleep_for(5ms);
@@ -351,7 +353,7 @@ TEST(Scheduler, ApplyReplacesTheProbeSetAtomically) {
   EXPECT_GE(a_calls, 2);
   EXPECT_LE(rec->calls["a"], a_calls + 1);  // at most one run already in flight
   EXPECT_GE(rec->calls["c"], 2);
-  EXPECT_GE(rec->calls["b"], 5);            // unchanged probe kept its timetable (~10 runs)
+  EXPECT_GE(rec->calls["b"], 5);  // unchanged probe kept its timetable (~10 runs)
   EXPECT_FALSE(store.Get("a").has_value());
   EXPECT_TRUE(store.Get("c").has_value());
   const auto probes = s.Probes();

@@ -1,9 +1,9 @@
 #include "daemon/status_page.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "config/config.h"
 
@@ -159,8 +159,8 @@ TEST(RenderStatusPage, OneCircleForEveryPointOfEverySeries) {
   // Every chart has a legend; the memory chart names its five series.
   EXPECT_EQ(Count(page, "<g class=\"legend\">"), 4u);
   const std::string mem = Svg(page, "probe-disk-cached-memory");
-  for (const char* label : {"free", "page cache", "slab reclaimable", "slab unreclaimable",
-                            "dirty+writeback"}) {
+  for (const char* label :
+       {"free", "page cache", "slab reclaimable", "slab unreclaimable", "dirty+writeback"}) {
     EXPECT_NE(mem.find(">" + std::string(label) + "</text>"), std::string::npos) << label;
   }
   // Tooltips carry the values; bytes/s for a cached probe.
@@ -209,7 +209,9 @@ TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
   in.records = {rec};
   in.histories = {History("x", config::ProbeKind::kCached, target, 3)};
   in.baselines.history.push_back(
-      {"<past>", 1'600'000'000, {{{"x", config::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0}}});
+      {"<past>",
+       1'600'000'000,
+       {{{"x", config::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0}}});
   const std::string page = RenderStatusPage(in);
   EXPECT_EQ(Count(page, "<script>"), 1u);  // our own, nothing injected
   EXPECT_EQ(page.find("<b>"), std::string::npos);
@@ -294,8 +296,8 @@ TEST(StatusConfig, DefaultsToEnabledWith240RunsAndReadsBothKeys) {
   EXPECT_TRUE(defaults->status.enabled);
   EXPECT_EQ(defaults->status.history_runs, 240u);
   EXPECT_EQ(config::DefaultConfig("/x").status, config::StatusOptions{});
-  auto loaded = config::LoadFromString("status:\n  enabled: false\n  history_runs: 100000\n",
-                                       "s.yaml");
+  auto loaded =
+      config::LoadFromString("status:\n  enabled: false\n  history_runs: 100000\n", "s.yaml");
   ASSERT_TRUE(loaded);
   EXPECT_FALSE(loaded->status.enabled);
   EXPECT_EQ(loaded->status.history_runs, 100000u);
@@ -314,7 +316,8 @@ TEST(StatusConfig, RejectsBadValuesNamingFileLineColumnAndKey) {
   EXPECT_NE(all.find("s.yaml:2:12: status.enabled: expected true or false"), std::string::npos)
       << all;
   EXPECT_NE(all.find("s.yaml:3:17: status.history_runs: must be an integer from 2 to 100000"),
-            std::string::npos) << all;
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("s.yaml:4:3: status.histroy_runs"), std::string::npos) << all;
   auto too_big = config::LoadFromString("status:\n  history_runs: 100001\n", "s.yaml");
   ASSERT_FALSE(too_big);

@@ -4,6 +4,8 @@
 
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,8 +18,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 namespace iodrift::daemon {
 namespace {

@@ -25,9 +25,9 @@ TEST(RateLimiter, CallersHaveTheirOwnBucketsButShareTheGlobalOne) {
   RateLimiter limiter({{1, 1}, {2, 0.5}, 16});
   auto t = Clock::now() + milliseconds(10);
   EXPECT_EQ(limiter.Acquire("a", t).count(), 0);
-  EXPECT_GT(limiter.Acquire("a", t).count(), 0);   // a's bucket is empty
-  EXPECT_EQ(limiter.Acquire("b", t).count(), 0);   // b has its own
-  auto wait = limiter.Acquire("c", t);             // the global bucket is empty
+  EXPECT_GT(limiter.Acquire("a", t).count(), 0);  // a's bucket is empty
+  EXPECT_EQ(limiter.Acquire("b", t).count(), 0);  // b has its own
+  auto wait = limiter.Acquire("c", t);            // the global bucket is empty
   EXPECT_GE(wait.count(), 1999);
   EXPECT_EQ(limiter.Acquire("c", t + milliseconds(2000)).count(), 0);
 }

@@ -55,8 +55,7 @@
 #include <unistd.h>
 
 enum file_id { FF_OK, FF_HANG, FF_EIO, FF_SLOW, FF_STATS, FF_COUNT };
-static const char *const kNames[FF_COUNT] = {"ok.dat", "hang.dat", "eio.dat", "slow.dat",
-                                             "stats"};
+static const char *const kNames[FF_COUNT] = {"ok.dat", "hang.dat", "eio.dat", "slow.dat", "stats"};
 
 struct options {
   char *size;
@@ -74,12 +73,13 @@ static struct {
   unsigned lifetime;
 } cfg = {8u << 20, 0, 0, 200, 600};
 
-static int release_pipe[2] = {-1, -1};  /* SIGUSR1 writes a byte; hung reads poll the read end */
+static int release_pipe[2] = {-1, -1}; /* SIGUSR1 writes a byte; hung reads poll the read end */
 static atomic_int released;
 static atomic_ullong n_reads, n_hung, n_hung_total, n_eio, n_slow;
 static time_t mount_time;
 
-#define OPT(t, p) {t, offsetof(struct options, p), 0}
+#define OPT(t, p) \
+  { t, offsetof(struct options, p), 0 }
 static const struct fuse_opt kOptSpec[] = {
     OPT("--size=%s", size),           OPT("--hang-after=%s", hang_after),
     OPT("--eio-after=%s", eio_after), OPT("--slow-ms=%s", slow_ms),
@@ -180,7 +180,7 @@ static int ffs_open(const char *path, struct fuse_file_info *fi) {
   enum file_id id = lookup(path);
   if (id == FF_COUNT) return -ENOENT;
   if ((fi->flags & O_ACCMODE) != O_RDONLY) return -EROFS;
-  fi->direct_io = id != FF_OK;  /* fault files: every read reaches faultfs */
+  fi->direct_io = id != FF_OK; /* fault files: every read reaches faultfs */
   fi->keep_cache = 0;
   return 0;
 }
@@ -232,7 +232,7 @@ static int ffs_read(const char *path, char *buf, size_t size, off_t off,
       if ((uint64_t)off + size > cfg.eio_after) {
         n_eio++;
         if ((uint64_t)off >= cfg.eio_after) return -EIO;
-        size = (size_t)(cfg.eio_after - (uint64_t)off);  /* a short read up to the bad spot */
+        size = (size_t)(cfg.eio_after - (uint64_t)off); /* a short read up to the bad spot */
       }
       break;
     case FF_SLOW: {
@@ -275,7 +275,7 @@ static void *watchdog(void *arg) {
   ssize_t r = write(2, msg, sizeof msg - 1);
   (void)r;
   on_sigusr1(SIGUSR1);
-  kill(getpid(), SIGTERM);  /* libfuse's handler ends the loop; fuse_main unmounts */
+  kill(getpid(), SIGTERM); /* libfuse's handler ends the loop; fuse_main unmounts */
   sleep(5);
   _exit(3);
 }

@@ -45,13 +45,14 @@ TEST(BufferedProbe, ReadsTheWholeBudgetFromADroppedCacheAndLeavesNoFootprint) {
   EXPECT_EQ(r.extra.at("region_bytes"), 16 << 20);
   EXPECT_LE(r.extra.at("resident_before_fraction"), kMaxResidentFraction);
   EXPECT_GT(r.extra.at("resident_after_fraction"), 0.9);  // the bytes went through the cache
-  EXPECT_LT(Resident(file), 0.01);                         // and were dropped again
+  EXPECT_LT(Resident(file), 0.01);                        // and were dropped again
   ASSERT_TRUE(r.throughput_bytes_per_second);
   EXPECT_NEAR(*r.throughput_bytes_per_second, r.bytes / r.extra.at("read_seconds"),
               *r.throughput_bytes_per_second * 1e-9);
   EXPECT_LE(r.extra.at("read_seconds"), r.duration_seconds);
   EXPECT_EQ(r.extra.at("stopped_by_time_budget"), 0);
-  EXPECT_TRUE(std::find(r.suspect.begin(), r.suspect.end(), "cache_not_dropped") == r.suspect.end());
+  EXPECT_TRUE(std::find(r.suspect.begin(), r.suspect.end(), "cache_not_dropped") ==
+              r.suspect.end());
   EXPECT_TRUE(r.supported);
   EXPECT_GE(r.cpu_system_seconds + r.cpu_user_seconds, 0.0);
   EXPECT_TRUE(r.extra.count("system_cpu_seconds_per_gib"));

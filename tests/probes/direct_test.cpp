@@ -30,7 +30,9 @@ TEST(DirectProbe, ReadsTheByteBudgetWithODirect) {
   EXPECT_NEAR(*r.throughput_bytes_per_second, r.bytes / r.extra.at("read_seconds"),
               *r.throughput_bytes_per_second * 1e-9);
   EXPECT_GE(r.extra.at("mem_align"), 4096);
-  EXPECT_EQ(static_cast<std::uint64_t>(r.bytes) % static_cast<std::uint64_t>(r.extra.at("offset_align")), 0u);
+  EXPECT_EQ(
+      static_cast<std::uint64_t>(r.bytes) % static_cast<std::uint64_t>(r.extra.at("offset_align")),
+      0u);
 }
 
 TEST(DirectProbe, ReadsTheProbeFileOfADirectoryTargetAndCalibrates) {
@@ -72,8 +74,8 @@ TEST(DirectProbe, MeasuresTmpfsButLabelsItMemoryBacked) {
   if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
   const std::string file = "/dev/shm/iodrift-direct-" + std::to_string(getpid());
   ASSERT_TRUE(testing::WriteRandomFile(file, 4 << 20));
-  const ProbeResult r =
-      RunProbe(testing::MakeSpec("d", config::ProbeKind::kDirect, file, 4 << 20), testing::MakeEnv(""));
+  const ProbeResult r = RunProbe(testing::MakeSpec("d", config::ProbeKind::kDirect, file, 4 << 20),
+                                 testing::MakeEnv(""));
   unlink(file.c_str());
   if (r.outcome == Outcome::kSkipped) {
     // A kernel before 6.6: tmpfs refuses O_DIRECT, which must then be reported, not faked.

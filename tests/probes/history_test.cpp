@@ -1,11 +1,11 @@
 #include "collectors/probes/history.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace iodrift::probes {
 namespace {

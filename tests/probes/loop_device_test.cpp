@@ -5,13 +5,13 @@
 // in TearDown, also when an assertion failed.
 #include <sys/mount.h>
 
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
@@ -43,7 +43,8 @@ std::uint64_t Checksum(const std::string& path) {
   std::uint64_t h = 1469598103934665603ull;
   ssize_t n;
   while ((n = read(fd->get(), buf.data(), buf.size() * 8)) > 0) {
-    for (ssize_t i = 0; i < n / 8; ++i) h = (h ^ buf[static_cast<std::size_t>(i)]) * 1099511628211ull;
+    for (ssize_t i = 0; i < n / 8; ++i)
+      h = (h ^ buf[static_cast<std::size_t>(i)]) * 1099511628211ull;
   }
   return h;
 }
@@ -76,7 +77,8 @@ class LoopDeviceTest : public ::testing::Test {
   // anchors in PROBES.md §5).
   void Attach(std::uint64_t bytes) {
     ASSERT_TRUE(testing::WriteRandomFile(dir_.path() / "backing", bytes));
-    auto [out, rc] = Shell("losetup -f --show --direct-io=on " + (dir_.path() / "backing").string());
+    auto [out, rc] =
+        Shell("losetup -f --show --direct-io=on " + (dir_.path() / "backing").string());
     ASSERT_EQ(rc, 0) << out;
     device_ = out;
     name_ = device_.substr(device_.rfind('/') + 1);
@@ -105,7 +107,8 @@ TEST_F(LoopDeviceTest, ProbesABlockDeviceReadOnly) {
   const ProbeEnv env = testing::MakeEnv(dir_.path() / "state");
   for (auto kind : {config::ProbeKind::kCached, config::ProbeKind::kBuffered,
                     config::ProbeKind::kDirect, config::ProbeKind::kRandom}) {
-    auto spec = testing::MakeSpec(std::string(config::ProbeKindName(kind)), kind, device_, 16 << 20);
+    auto spec =
+        testing::MakeSpec(std::string(config::ProbeKindName(kind)), kind, device_, 16 << 20);
     spec.time_budget = std::chrono::seconds(5);
     if (kind == config::ProbeKind::kCached) spec.time_budget = std::chrono::milliseconds(50);
     const ProbeResult r = RunProbe(spec, env);
@@ -169,10 +172,11 @@ TEST_F(LoopDeviceTest, ProbesAnExt4DirectoryWithEveryKind) {
   ASSERT_NO_FATAL_FAILURE(Attach(64 << 20));
   ASSERT_NO_FATAL_FAILURE(MountExt4());
   const ProbeEnv env = testing::MakeEnv(dir_.path() / "state");
-  for (auto kind : {config::ProbeKind::kCached, config::ProbeKind::kBuffered,
-                    config::ProbeKind::kDirect, config::ProbeKind::kRandom,
-                    config::ProbeKind::kMetadata}) {
-    auto spec = testing::MakeSpec(std::string(config::ProbeKindName(kind)), kind, mount_point_, 8 << 20);
+  for (auto kind :
+       {config::ProbeKind::kCached, config::ProbeKind::kBuffered, config::ProbeKind::kDirect,
+        config::ProbeKind::kRandom, config::ProbeKind::kMetadata}) {
+    auto spec =
+        testing::MakeSpec(std::string(config::ProbeKindName(kind)), kind, mount_point_, 8 << 20);
     spec.time_budget = std::chrono::milliseconds(50);
     const ProbeResult r = RunProbe(spec, env);
     SCOPED_TRACE(spec.name);
@@ -181,12 +185,15 @@ TEST_F(LoopDeviceTest, ProbesAnExt4DirectoryWithEveryKind) {
     EXPECT_EQ(r.target_info.device, name_);
   }
   std::set<std::string> names;
-  for (auto& e : std::filesystem::directory_iterator(mount_point_)) names.insert(e.path().filename());
+  for (auto& e : std::filesystem::directory_iterator(mount_point_))
+    names.insert(e.path().filename());
   EXPECT_EQ(names, (std::set<std::string>{"lost+found", std::string(kProbeFileName),
                                           std::string(kMetaDirName)}));
-  EXPECT_TRUE(std::filesystem::is_empty(std::filesystem::path(mount_point_) / std::string(kMetaDirName)));
-  EXPECT_EQ(std::filesystem::file_size(std::filesystem::path(mount_point_) / std::string(kProbeFileName)),
-            16u << 20);
+  EXPECT_TRUE(
+      std::filesystem::is_empty(std::filesystem::path(mount_point_) / std::string(kMetaDirName)));
+  EXPECT_EQ(
+      std::filesystem::file_size(std::filesystem::path(mount_point_) / std::string(kProbeFileName)),
+      16u << 20);
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // with its buffers gone again after the run.
 #include "collectors/probes/memory.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "collectors/probes/runner.h"
 #include "collectors/proc/vmstat.h"
@@ -30,9 +30,9 @@ TEST(MemoryProbe, ReportsCopyAndAllocationSpeedAndUnmapsItsBuffers) {
   const std::uint64_t rss_after = ResidentBytes();
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
   EXPECT_EQ(r.extra.at("stream_buffer_bytes"), 32 << 20);
-  for (const char* key : {"hot_copy_bytes_per_second", "hot_copy_max_bytes_per_second",
-                          "stream_copy_bytes_per_second", "page_alloc_bytes_per_second",
-                          "fault_in_seconds"}) {
+  for (const char* key :
+       {"hot_copy_bytes_per_second", "hot_copy_max_bytes_per_second",
+        "stream_copy_bytes_per_second", "page_alloc_bytes_per_second", "fault_in_seconds"}) {
     ASSERT_TRUE(r.extra.count(key)) << key;
     EXPECT_GT(r.extra.at(key), 0) << key;
   }
@@ -45,7 +45,8 @@ TEST(MemoryProbe, ReportsCopyAndAllocationSpeedAndUnmapsItsBuffers) {
   EXPECT_LT(rss_after, rss_before + (16ull << 20));
   // The first touch faulted at least the 2 × 32 MiB in (4 KiB pages or THP).
   const auto faults = r.vmstat_delta.count("pgfault") ? r.vmstat_delta.at("pgfault") : 0;
-  const auto thp = r.vmstat_delta.count("thp_fault_alloc") ? r.vmstat_delta.at("thp_fault_alloc") : 0;
+  const auto thp =
+      r.vmstat_delta.count("thp_fault_alloc") ? r.vmstat_delta.at("thp_fault_alloc") : 0;
   EXPECT_GE(faults * 4096 + thp * (2 << 20), static_cast<std::int64_t>(64ull << 20) * 9 / 10);
 }
 

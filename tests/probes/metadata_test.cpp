@@ -2,9 +2,9 @@
 // behind on success or failure (ENOSPC, EROFS), nothing touched outside iodrift-meta.
 #include "collectors/probes/metadata.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
@@ -18,7 +18,9 @@ using testing::TempDir;
 std::size_t CountEntries(const std::filesystem::path& dir) {
   std::size_t n = 0;
   std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator(); ++it) ++n;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); ++it)
+    ++n;
   return n;
 }
 
@@ -60,9 +62,9 @@ TEST(MetadataProbe, RemovesLeftoversOfACrashedRunFirst) {
 TEST(MetadataProbe, NeedsADirectoryTarget) {
   TempDir dir;
   ASSERT_TRUE(testing::WriteRandomFile(dir.path() / "f", 4096));
-  const ProbeResult r = RunProbe(
-      testing::MakeSpec("m", config::ProbeKind::kMetadata, (dir.path() / "f").string()),
-      testing::MakeEnv(""));
+  const ProbeResult r =
+      RunProbe(testing::MakeSpec("m", config::ProbeKind::kMetadata, (dir.path() / "f").string()),
+               testing::MakeEnv(""));
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_NE(r.error.find("directory"), std::string::npos) << r.error;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / std::string(kMetaDirName)));

@@ -99,9 +99,9 @@ TEST(ParseMountinfo, ReadsDeviceFstypeSourceAndDecodesEscapes) {
 TEST(LowFreeMemory, FlagsMemFreeBelowTheWorkingSetPlusSlack) {
   proc::Meminfo mi;
   mi.fields.push_back({"MemFree", 100ull << 20, true});
-  EXPECT_TRUE(LowFreeMemory(mi, 64ull << 20));    // 100 < 64 + 64
-  EXPECT_FALSE(LowFreeMemory(mi, 16ull << 20));   // 100 >= 16 + 64
-  EXPECT_FALSE(LowFreeMemory(mi, 0));             // rule does not apply
+  EXPECT_TRUE(LowFreeMemory(mi, 64ull << 20));               // 100 < 64 + 64
+  EXPECT_FALSE(LowFreeMemory(mi, 16ull << 20));              // 100 >= 16 + 64
+  EXPECT_FALSE(LowFreeMemory(mi, 0));                        // rule does not apply
   EXPECT_FALSE(LowFreeMemory(proc::Meminfo{}, 1ull << 30));  // unknown: no claim
 }
 

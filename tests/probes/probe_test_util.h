@@ -55,7 +55,8 @@ inline bool WriteRandomFile(const std::filesystem::path& path, std::uint64_t byt
   std::string buf(1 << 20, '\0');
   std::uint64_t seed = 42;
   for (std::uint64_t done = 0; done < bytes;) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), bytes - done));
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), bytes - done));
     FillPseudoRandom(buf.data(), n, seed++);
     if (write(fd, buf.data(), n) != static_cast<ssize_t>(n)) {
       close(fd);
@@ -171,7 +172,8 @@ inline ChildRun RunInPrivateMountNamespace(
     if (uid == 0) {
       ok = unshare(CLONE_NEWNS) == 0;
     } else {
-      ok = unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 && write_file("/proc/self/setgroups", "deny") &&
+      ok = unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 &&
+           write_file("/proc/self/setgroups", "deny") &&
            write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") &&
            write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
     }

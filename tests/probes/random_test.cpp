@@ -76,8 +76,8 @@ TEST(RandomProbe, IsUnsupportedWhereNeitherODirectNorTheDropWorks) {
     if (mount("iodrift-ramfs", dir.path().c_str(), "ramfs", 0, nullptr) != 0) {
       return {{"mount", "failed"}};
     }
-    auto m = testing::Summarize(RunProbe(testing::MakeSpec("r", config::ProbeKind::kRandom, dir.str()),
-                                         testing::MakeEnv("")));
+    auto m = testing::Summarize(RunProbe(
+        testing::MakeSpec("r", config::ProbeKind::kRandom, dir.str()), testing::MakeEnv("")));
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });

@@ -4,10 +4,10 @@
 
 #include <sys/syscall.h>
 
-#include <gtest/gtest.h>
-
 #include <set>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "collectors/probes/target.h"
 #include "tests/probes/probe_test_util.h"
@@ -23,9 +23,9 @@ TEST(RunProbe, RunsEveryKindOnADirectoryAndFillsTheCommonFields) {
   TempDir dir;
   TempDir state;
   const auto env = testing::MakeEnv(state.path());
-  for (auto kind : {config::ProbeKind::kCached, config::ProbeKind::kBuffered,
-                    config::ProbeKind::kDirect, config::ProbeKind::kRandom,
-                    config::ProbeKind::kMetadata, config::ProbeKind::kMemory}) {
+  for (auto kind :
+       {config::ProbeKind::kCached, config::ProbeKind::kBuffered, config::ProbeKind::kDirect,
+        config::ProbeKind::kRandom, config::ProbeKind::kMetadata, config::ProbeKind::kMemory}) {
     const std::string name(config::ProbeKindName(kind));
     auto spec = testing::MakeSpec("p-" + name, kind,
                                   kind == config::ProbeKind::kMemory ? "" : dir.str(), 8 << 20);
@@ -87,8 +87,8 @@ TEST(RunProbe, StopsAtTheNextCheckWhenCancelled) {
   std::atomic<bool> cancel{true};
   ProbeEnv env = testing::MakeEnv("");
   env.cancel = &cancel;
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, (dir.path() / "f").string(),
-                                32 << 20);
+  auto spec =
+      testing::MakeSpec("b", config::ProbeKind::kBuffered, (dir.path() / "f").string(), 32 << 20);
   spec.time_budget = std::chrono::seconds(10);
   const ProbeResult r = RunProbe(spec, env);
   EXPECT_EQ(r.outcome, Outcome::kSkipped);

@@ -2,11 +2,11 @@
 // alignment and device keys — on real files in a temporary directory.
 #include "collectors/probes/target.h"
 
-#include <gtest/gtest.h>
-
 #include <sys/sysmacros.h>
 
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/probes/probe_test_util.h"
 

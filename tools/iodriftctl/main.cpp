@@ -132,8 +132,12 @@ class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy>
 
   dbus::Dict RunProbeWithTimeout(const std::string& name) {
     dbus::Dict result;
-    getProxy().callMethod("RunProbe").onInterface(INTERFACE_NAME).withTimeout(kRunTimeout)
-        .withArguments(name).storeResultsTo(result);
+    getProxy()
+        .callMethod("RunProbe")
+        .onInterface(INTERFACE_NAME)
+        .withTimeout(kRunTimeout)
+        .withArguments(name)
+        .storeResultsTo(result);
     return result;
   }
 
@@ -155,10 +159,10 @@ class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy>
 
 bool IsUnreachable(const std::string& error_name) {
   static const char* const kNames[] = {
-      "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-      "org.freedesktop.DBus.Error.NoReply",        "org.freedesktop.DBus.Error.Disconnected",
-      "org.freedesktop.DBus.Error.NoServer",       "org.freedesktop.DBus.Error.FileNotFound",
-      "org.freedesktop.DBus.Error.UnknownObject",  "org.freedesktop.DBus.Error.UnknownMethod",
+      "org.freedesktop.DBus.Error.ServiceUnknown",  "org.freedesktop.DBus.Error.NameHasNoOwner",
+      "org.freedesktop.DBus.Error.NoReply",         "org.freedesktop.DBus.Error.Disconnected",
+      "org.freedesktop.DBus.Error.NoServer",        "org.freedesktop.DBus.Error.FileNotFound",
+      "org.freedesktop.DBus.Error.UnknownObject",   "org.freedesktop.DBus.Error.UnknownMethod",
       "org.freedesktop.DBus.Error.UnknownInterface"};
   for (const char* name : kNames) {
     if (error_name == name) return true;
@@ -207,9 +211,12 @@ int List(Client& client, bool json) {
     w.BeginArray();
     for (const auto& p : probes) {
       w.BeginObject();
-      w.Key("name"); w.String(std::get<0>(p));
-      w.Key("kind"); w.String(std::get<1>(p));
-      w.Key("target"); w.String(std::get<2>(p));
+      w.Key("name");
+      w.String(std::get<0>(p));
+      w.Key("kind");
+      w.String(std::get<1>(p));
+      w.Key("target");
+      w.String(std::get<2>(p));
       w.EndObject();
     }
     w.EndArray();
@@ -250,7 +257,10 @@ int Snapshot(Client& client, bool json) {
   if (json) {
     JsonWriter w;
     w.BeginObject();
-    for (const auto& [field, value] : state) { w.Key(field); w.Unsigned(value); }
+    for (const auto& [field, value] : state) {
+      w.Key(field);
+      w.Unsigned(value);
+    }
     w.EndObject();
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
@@ -270,11 +280,16 @@ int Explain(Client& client, const std::string& name, bool json) {
   if (json) {
     JsonWriter w;
     w.BeginObject();
-    w.Key("name"); w.String(name);
-    w.Key("text"); w.String(text);
+    w.Key("name");
+    w.String(name);
+    w.Key("text");
+    w.String(text);
     w.Key("figures");
     w.BeginObject();
-    for (const auto& [key, value] : figures) { w.Key(key); w.Number(value); }
+    for (const auto& [key, value] : figures) {
+      w.Key(key);
+      w.Number(value);
+    }
     w.EndObject();
     w.EndObject();
     std::printf("%s\n", w.str().c_str());

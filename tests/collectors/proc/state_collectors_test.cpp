@@ -2,12 +2,11 @@
 // (an unreadable source is an error value, nothing partial is exported).
 #include "collectors/proc/state_collectors.h"
 
-#include "collectors/proc/balloon.h"
-
 #include <set>
 
 #include <gtest/gtest.h>
 
+#include "collectors/proc/balloon.h"
 #include "tests/collectors/proc/proc_fixtures.h"
 
 namespace iodrift::proc {
@@ -44,14 +43,16 @@ TEST(MeminfoCollector, ExportsKernelNamesWithBytesSuffixOnlyForKbFields) {
 }
 
 TEST(SlabinfoCollector, SumsCachesThatShareANameSoSeriesStayUnique) {
-  auto root = ScratchRoot("slab-dup", {{"slabinfo",
-      "slabinfo - version: 2.1\n"
-      "# name <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> "
-      "<batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>\n"
-      "dentry 100 200 192 21 1 : tunables 0 0 0 : slabdata 10 10 0\n"
-      "dentry 1 21 192 21 1 : tunables 0 0 0 : slabdata 1 1 0\n"
-      "kmalloc-64 5 64 64 64 1 : tunables 0 0 0 : slabdata 1 1 0\n"
-      "unrelated_cache 5 64 64 64 1 : tunables 0 0 0 : slabdata 1 1 0\n"}});
+  auto root = ScratchRoot(
+      "slab-dup",
+      {{"slabinfo",
+        "slabinfo - version: 2.1\n"
+        "# name <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> "
+        "<batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>\n"
+        "dentry 100 200 192 21 1 : tunables 0 0 0 : slabdata 10 10 0\n"
+        "dentry 1 21 192 21 1 : tunables 0 0 0 : slabdata 1 1 0\n"
+        "kmalloc-64 5 64 64 64 1 : tunables 0 0 0 : slabdata 1 1 0\n"
+        "unrelated_cache 5 64 64 64 1 : tunables 0 0 0 : slabdata 1 1 0\n"}});
   auto families = CollectAll(*MakeSlabinfoCollector({}), root);
   const auto* objects = Find(families, "iodrift_slabinfo_objects");
   ASSERT_NE(objects, nullptr);

@@ -8,7 +8,8 @@ namespace {
 // Captured from `cat /proc/self/stat` on 6.18.44 (comm edited to contain ") " to test the rule).
 constexpr const char* kStat =
     "4242 (io drift) d) S 1 4242 4242 0 -1 4194560 1021 0 0 0 7 3 0 0 20 0 3 0 401234 "
-    "165871616 2119 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+    "165871616 2119 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 "
+    "0\n";
 
 TEST(ParseProcessStat, CountsFieldsFromTheLastParenthesis) {
   auto stat = ParseProcessStat(kStat);
