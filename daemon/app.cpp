@@ -59,6 +59,7 @@ probes::ProbeEnv MakeProbeEnv(const config::Config& cfg) {
   env.proc_root = ProcRoot(cfg.proc_root);
   env.state_dir = cfg.state_dir;
   env.target_devices = std::make_shared<probes::TargetDevices>();
+  env.own_io_stall = std::make_shared<probes::OwnIoStall>();
   const auto& sched = cfg.scheduler;
   env.io_class = sched.io_class == "idle"   ? probes::IoClass::kIdle
                  : sched.io_class == "none" ? probes::IoClass::kUnchanged

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectors/probes/own_stall.h"
 #include "collectors/proc/boot.h"
 #include "collectors/proc/dentry_state.h"
 #include "collectors/proc/pressure.h"
@@ -98,9 +99,10 @@ std::optional<double> FragmentationIndex(const proc::Buddyinfo& buddyinfo) {
   return small / total;
 }
 
-RunContext RunContext::Begin(const ProcRoot& root) {
+RunContext RunContext::Begin(const ProcRoot& root, double own_io_share) {
   RunContext ctx;
   ctx.root_ = root;
+  ctx.own_io_share_ = own_io_share;
   if (auto m = proc::ReadMeminfo(root)) ctx.meminfo_ = std::move(*m);
   if (auto boot = proc::ReadBootState(root)) ctx.uptime_ = boot->uptime_seconds;
   if (auto d = proc::ReadDentryState(root)) {
@@ -145,7 +147,9 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
       result.pressure_delta_us[name] = it->second - before;
     }
   }
-  if (io_avg10_ && *io_avg10_ > kPressureSuspectAvg10) AddSuspect(result, "io_pressure");
+  if (io_avg10_ && OwnIoStall::Exceeds(*io_avg10_, own_io_share_, kPressureSuspectAvg10)) {
+    AddSuspect(result, "io_pressure");
+  }
   if (memory_avg10_ && *memory_avg10_ > kPressureSuspectAvg10)
     AddSuspect(result, "memory_pressure");
 }

@@ -10,8 +10,9 @@
 //   low_free_memory  MemFree at the start < the run's page-cache/anonymous working set + 64 MiB
 //                    (the read or copy will have to reclaim memory first, so the figure includes
 //                    reclaim; old hdparm warned about the same) — for cached, buffered, memory;
-//   io_pressure      PSI io "some" avg10 > 10 % at the start (someone else was waiting for I/O
-//                    before the probe started; the probe's own waits would count during it);
+//   io_pressure      PSI io "some" avg10 at the start, minus the share iodriftd's own recent runs
+//                    account for (own_stall.h), > 10 % (someone else was waiting for I/O before
+//                    the probe started; the probe's own waits would count during it);
 //   memory_pressure  PSI memory "some" avg10 > 10 % at the start.
 // Each part is optional: a proc root missing a file (a fixture, an old kernel) leaves that part
 // empty and is not an error.
@@ -60,7 +61,9 @@ std::optional<double> FragmentationIndex(const proc::Buddyinfo& buddyinfo);
 
 class RunContext {
  public:
-  static RunContext Begin(const ProcRoot& root);
+  // `own_io_share`: percentage points of PSI io avg10 that iodriftd's own earlier runs account
+  // for (OwnIoStall::Avg10Share), discounted by the io_pressure rule.
+  static RunContext Begin(const ProcRoot& root, double own_io_share = 0);
 
   // Writes context, uptime, dentry state, vmstat/PSI deltas and CPU seconds into `result` and
   // appends suspect reasons (without duplicates). `working_set_bytes` is what the run pulled
@@ -73,6 +76,7 @@ class RunContext {
   std::map<std::string, std::int64_t> vmstat_;
   std::map<std::string, std::uint64_t> pressure_total_us_;  // io_some, io_full, memory_some, …
   std::optional<double> io_avg10_;
+  double own_io_share_ = 0;
   std::optional<double> memory_avg10_;
   std::optional<double> uptime_;
   std::map<std::string, std::uint64_t> dentries_;

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "collectors/common/proc_root.h"
+#include "collectors/probes/own_stall.h"
 
 namespace iodrift::probes {
 
@@ -57,6 +58,8 @@ struct ProbeEnv {
   std::filesystem::path sys_root = "/sys";  // sysfs, for block queue facts
   // When set, directory targets must stay on the filesystem they were first seen on.
   std::shared_ptr<TargetDevices> target_devices;
+  // When set, each run records its I/O stall here and the io_pressure rule discounts it.
+  std::shared_ptr<OwnIoStall> own_io_stall;
 };
 
 // Per-run stop conditions, polled by the kinds between system calls. A call blocked in the

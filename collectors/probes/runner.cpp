@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "collectors/probes/buffered.h"
@@ -87,7 +88,8 @@ ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
   const double t0 = MonotonicSeconds();
 
   ScopedThreadPriority priority(env.io_class, env.io_level, env.nice);
-  const RunContext context = RunContext::Begin(env.proc_root);
+  const RunContext context =
+      RunContext::Begin(env.proc_root, env.own_io_stall ? env.own_io_stall->Avg10Share(t0) : 0.0);
   RunControl control;
   control.cancel = env.cancel;
   if (spec.timeout.count() > 0) {
@@ -105,7 +107,14 @@ ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
     MarkFailed(result, Outcome::kError, "probe failed: unknown exception");
   }
   context.Finish(result, WorkingSetBytes(result));
-  result.duration_seconds = MonotonicSeconds() - t0;
+  const double t1 = MonotonicSeconds();
+  result.duration_seconds = t1 - t0;
+  if (env.own_io_stall) {
+    if (auto it = result.pressure_delta_us.find("io_some"); it != result.pressure_delta_us.end()) {
+      // At most the run's own length: PSI "some" cannot stall one run for longer than it lasted.
+      env.own_io_stall->Record(t1, std::min(static_cast<double>(it->second) / 1e6, t1 - t0));
+    }
+  }
   if (result.outcome == Outcome::kOk && result.error.empty() == false) result.error.clear();
   if ((spec.kind == config::ProbeKind::kBuffered || spec.kind == config::ProbeKind::kDirect) &&
       result.bytes > 0) {
