@@ -49,7 +49,7 @@ def counts(samples, name):
     return {r: fu.runs(samples, name, r) for r in ("ok", "error", "timeout", "skipped")}
 
 
-def case(work, image, mnt, target, label):
+def case(work, device, mnt, target, label):
     os.makedirs(target, exist_ok=True)
     config = fu.write_config([
         {"name": "fs-buffered", "kind": "buffered", "target": target, "interval": "1s",
@@ -108,7 +108,10 @@ def case(work, image, mnt, target, label):
         if made:
             harness.fail(f"{label}: iodrift wrote {made} into the bare mount point {mnt}")
 
-        run("mount", "-o", "loop", image, mnt)
+        # The same loop device again: iodriftd accepts the filesystem back only on the device it
+        # first saw (`mount -o loop` may pick another one while the lazily unmounted superblock
+        # still holds the first).
+        run("mount", device, mnt)
         back_at = time.monotonic()
         samples = fu.wait_for(f"{label}: ok runs after mounting again",
                               lambda: ok_since({n: during[n]["ok"] for n in NAMES}), timeout=30)
@@ -121,21 +124,25 @@ def case(work, image, mnt, target, label):
 work = tempfile.mkdtemp(prefix="iodrift-umount-", dir="/var/tmp")
 image = os.path.join(work, "fs.img")
 mnt = os.path.join(work, "mnt")
+device = None
 try:
     with open(image, "wb") as f:
         f.truncate(IMAGE_BYTES)
     run("mkfs.ext4", "-q", "-F", image)
+    device = run("losetup", "--find", "--show", image).strip()
     os.makedirs(mnt)
-    run("mount", "-o", "loop", image, mnt)
-    case(work, image, mnt, os.path.join(mnt, "data"), "subdirectory target")
+    run("mount", device, mnt)
+    case(work, device, mnt, os.path.join(mnt, "data"), "subdirectory target")
     if not mounted(mnt):
-        run("mount", "-o", "loop", image, mnt)
-    case(work, image, mnt, mnt, "mount-point target")
+        run("mount", device, mnt)
+    case(work, device, mnt, mnt, "mount-point target")
 finally:
-    # -o loop devices are set to autoclear: they go with the last unmount.
     for _ in range(3):
         if not mounted(mnt):
             break
         subprocess.run(["umount", "-l", mnt], capture_output=True)
+    if device:
+        # Detaching waits for nothing: a lazily unmounted fs still on it keeps it until released.
+        subprocess.run(["losetup", "-d", device], capture_output=True)
     shutil.rmtree(work, ignore_errors=True)
 print("ok")
