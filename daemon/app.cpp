@@ -197,17 +197,23 @@ class Daemon {
       if (!status_enabled_) return HttpResponse{200, "text/html; charset=utf-8", kLandingPage};
       return HttpResponse{200, "text/html; charset=utf-8", RenderStatusPage(StatusInput())};
     });
-    server_.Route("/api/v1/probes", [this] {
+    server_.Route("/api/v1/probes", [this](const HttpQuery& query) {
       if (!status_enabled_) {
         return HttpResponse{404, "text/plain; charset=utf-8",
                             "status page disabled (status.enabled: false)\n"};
       }
+      // ?runs=N: only the newest N history points per probe (0: none), for scripts that poll.
+      std::string error;
+      auto it = query.find("runs");
+      const auto runs = ParseRunsArgument(
+          it == query.end() ? std::nullopt : std::optional<std::string>(it->second), error);
+      if (!error.empty()) return HttpResponse{400, "text/plain; charset=utf-8", error + "\n"};
       auto boot = proc::ReadBootState(status_root_);
       return HttpResponse{
           200, "application/json",
           ProbesApiJson(boot ? boot->boot_id : std::nullopt,
                         boot ? boot->uptime_seconds : std::nullopt, history_.capacity(),
-                        store_.Snapshot(), history_.Snapshot())};
+                        store_.Snapshot(), history_.Snapshot(), runs)};
     });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);

@@ -41,7 +41,7 @@ struct ConnectionState {
 }  // namespace
 
 struct HttpServer::Impl {
-  std::map<std::string, HttpHandler> routes;
+  std::map<std::string, HttpQueryHandler> routes;
   int gzip_level = 1;
   std::unique_ptr<BasicAuth> auth = std::make_unique<BasicAuth>();
   std::string cert_pem;  // kept alive for libmicrohttpd while the daemon runs
@@ -158,6 +158,13 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
   return result;
 }
 
+MHD_Result AddQueryArgument(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
+  auto* query = static_cast<HttpQuery*>(cls);
+  if (query->size() >= kMaxQueryArguments) return MHD_NO;  // stop iterating
+  query->emplace(key == nullptr ? "" : key, value == nullptr ? "" : value);
+  return MHD_YES;
+}
+
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* /*version*/, const char* /*upload_data*/,
                          std::size_t* upload_data_size, void** con_cls) {
@@ -198,9 +205,11 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
   if (it == impl->routes.end()) {
     return Queue(connection, {404, "text/plain; charset=utf-8", "not found\n"}, false, 0);
   }
+  HttpQuery query;
+  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, AddQueryArgument, &query);
   HttpResponse response;
   try {
-    response = it->second();
+    response = it->second(query);
   } catch (const std::exception& e) {
     response = {500, "text/plain; charset=utf-8",
                 std::string("internal error: ") + e.what() + "\n"};
@@ -303,6 +312,12 @@ HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Route(std::string path, HttpHandler handler) {
+  impl_->routes[std::move(path)] = [handler = std::move(handler)](const HttpQuery&) {
+    return handler();
+  };
+}
+
+void HttpServer::Route(std::string path, HttpQueryHandler handler) {
   impl_->routes[std::move(path)] = std::move(handler);
 }
 

@@ -48,6 +48,11 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<HttpResponse()>;
+// The query arguments of a request (`?runs=10&x` → {"runs": "10", "x": ""}), decoded; a key given
+// twice keeps its first value. At most kMaxQueryArguments are kept.
+using HttpQuery = std::map<std::string, std::string>;
+using HttpQueryHandler = std::function<HttpResponse(const HttpQuery&)>;
+inline constexpr std::size_t kMaxQueryArguments = 32;
 
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:9723";  // HOST:PORT or [V6]:PORT; port 0 picks a free port
@@ -69,8 +74,10 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Registers `handler` for GET `path` (exact match). Call before Start().
+  // Registers `handler` for GET `path` (exact match; the query string is not part of it). Call
+  // before Start(). The second form also sees the query arguments.
   void Route(std::string path, HttpHandler handler);
+  void Route(std::string path, HttpQueryHandler handler);
 
   // Binds and starts serving. Fails with a one-line message naming the address
   // ("listen 127.0.0.1:9723: address already in use") when the socket cannot be bound, or the

@@ -1,6 +1,10 @@
 #include "daemon/probes_api.h"
 
+#include <charconv>
+#include <cstddef>
 #include <map>
+#include <string>
+#include <system_error>
 
 #include "collectors/probes/drift.h"
 #include "daemon/json_writer.h"
@@ -44,7 +48,8 @@ void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.EndObject();
 }
 
-std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory* history) {
+std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory* history,
+                      std::optional<std::size_t> last_points) {
   JsonWriter result;
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
@@ -77,7 +82,12 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
   w.BeginArray();
   // A history of another kind or target belongs to the probe's previous definition.
   if (history && history->kind == rec.last.kind && history->target == rec.last.target) {
-    for (const auto& p : history->points) WriteHistoryPoint(w, p);
+    const auto& points = history->points;
+    const std::size_t skip =
+        last_points && *last_points < points.size() ? points.size() - *last_points : 0;
+    for (auto p = points.begin() + static_cast<std::ptrdiff_t>(skip); p != points.end(); ++p) {
+      WriteHistoryPoint(w, *p);
+    }
   }
   w.EndArray();
   w.EndObject();
@@ -89,7 +99,8 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
 std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::optional<double>& uptime_seconds, std::size_t history_runs,
                           const std::vector<probes::ProbeRecord>& records,
-                          const std::vector<probes::ProbeHistory>& histories) {
+                          const std::vector<probes::ProbeHistory>& histories,
+                          std::optional<std::size_t> last_points) {
   std::map<std::string, const probes::ProbeHistory*> by_name;
   for (const auto& h : histories) by_name[h.name] = &h;
   JsonWriter head;
@@ -112,10 +123,26 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
     if (!first) out += ",";
     first = false;
     auto it = by_name.find(rec.last.name);
-    out += ProbeJson(rec, it == by_name.end() ? nullptr : it->second);
+    out += ProbeJson(rec, it == by_name.end() ? nullptr : it->second, last_points);
   }
   out += "]}\n";
   return out;
+}
+
+std::optional<std::size_t> ParseRunsArgument(const std::optional<std::string>& text,
+                                             std::string& error) {
+  error.clear();
+  if (!text) return std::nullopt;
+  constexpr std::size_t kMax = 1000000;
+  std::size_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (text->empty() || ec != std::errc() || ptr != end || value > kMax) {
+    error = "runs: expected a whole number from 0 to " + std::to_string(kMax) + ", got \"" +
+            text->substr(0, 32) + "\"";
+    return std::nullopt;
+  }
+  return value;
 }
 
 }  // namespace iodrift::daemon

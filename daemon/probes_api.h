@@ -12,7 +12,8 @@
 //                             "result": "ok", "figure": N|null, "baseline": N|null,
 //                             "ratio": N|null, "features": {"mem_free_bytes": N|null, …}}]}]}
 //
-// `history` is oldest first and holds every point of the ring (status.history_runs per probe).
+// `history` is oldest first and holds every point of the ring (status.history_runs per probe), or
+// only the newest `last_points` of them when that is set (GET /api/v1/probes?runs=N).
 //
 // Pure rendering. Thread-safety: pure functions.
 #pragma once
@@ -29,6 +30,12 @@ namespace iodrift::daemon {
 std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::optional<double>& uptime_seconds, std::size_t history_runs,
                           const std::vector<probes::ProbeRecord>& records,
-                          const std::vector<probes::ProbeHistory>& histories);
+                          const std::vector<probes::ProbeHistory>& histories,
+                          std::optional<std::size_t> last_points = std::nullopt);
+
+// The `runs` query argument of GET /api/v1/probes: a whole number 0 … 1000000. nullopt with
+// `error` set when it is anything else; nullopt without error when absent.
+std::optional<std::size_t> ParseRunsArgument(const std::optional<std::string>& text,
+                                             std::string& error);
 
 }  // namespace iodrift::daemon

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -109,6 +110,27 @@ std::string Get(std::uint16_t port, const std::string& path, const std::string& 
 
 // bcrypt (cost 4) of "s3cret"; "alice:s3cret" in base64 is YWxpY2U6czNjcmV0.
 constexpr const char* kHash = "$2b$04$Y3NrnIAJbzElkdgBnXyqAuBouNuD4CCzhTbEaAwPXS1KbekEGECYy";
+
+TEST(HttpServer, QueryArgumentsReachTheHandlerDecodedAndBounded) {
+  HttpServer server;
+  server.Route("/q", [](const HttpQuery& query) {
+    std::string body;
+    for (const auto& [k, v] : query) body += k + "=" + v + ";";
+    return HttpResponse{200, "text/plain", body};
+  });
+  server.Route("/plain", [] { return HttpResponse{200, "text/plain", "plain"}; });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  std::string reply = Get(server.port(), "/q?runs=10&name=a%20b&flag&runs=11");
+  EXPECT_NE(reply.find("\r\n\r\nflag=;name=a b;runs=10;"), std::string::npos) << reply;
+  EXPECT_NE(Get(server.port(), "/plain?x=1").find("\r\n\r\nplain"), std::string::npos);
+  std::string many = "/q?";
+  for (int i = 0; i < 100; ++i) many += "k" + std::to_string(100 + i) + "=1&";
+  reply = Get(server.port(), many);
+  const std::string body = reply.substr(reply.find("\r\n\r\n") + 4);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(body.begin(), body.end(), ';')), kMaxQueryArguments)
+      << body;
+  server.Stop();
+}
 
 TEST(HttpServer, BasicAuthGuardsEveryPath) {
   HttpServer server;

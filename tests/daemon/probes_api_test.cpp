@@ -180,6 +180,35 @@ TEST(ProbesApiJson, AHistoryOfAnotherTargetOrNoneGivesAnEmptyHistory) {
   }
 }
 
+TEST(ProbesApiJson, LastPointsKeepsOnlyTheNewestHistory) {
+  const auto json = [](std::optional<std::size_t> last) {
+    return ProbesApiJson(std::nullopt, std::nullopt, 240, {RandomRecord()}, {RandomHistory(5)},
+                         last);
+  };
+  const std::string two = json(2);
+  EXPECT_TRUE(JsonChecker(two).Valid()) << two;
+  EXPECT_EQ(two.find(R"("time_seconds":1002,)"), std::string::npos) << two;
+  EXPECT_NE(two.find(R"("history":[{"time_seconds":1003,)"), std::string::npos) << two;
+  EXPECT_NE(two.find(R"("time_seconds":1004,)"), std::string::npos) << two;
+  EXPECT_NE(json(0).find(R"("history":[]})"), std::string::npos);
+  EXPECT_EQ(json(5), json(std::nullopt));
+  EXPECT_EQ(json(99), json(std::nullopt));  // more than the ring holds: all of it
+}
+
+TEST(ParseRunsArgument, AcceptsWholeNumbersAndNamesWhatIsWrong) {
+  std::string error;
+  EXPECT_FALSE(ParseRunsArgument(std::nullopt, error));
+  EXPECT_TRUE(error.empty());
+  EXPECT_EQ(ParseRunsArgument(std::string("0"), error), 0u);
+  EXPECT_EQ(ParseRunsArgument(std::string("1000000"), error), 1000000u);
+  EXPECT_TRUE(error.empty());
+  for (const char* bad : {"", "-1", "1e3", "10x", " 1", "1000001", "99999999999999999999999"}) {
+    EXPECT_FALSE(ParseRunsArgument(std::string(bad), error)) << bad;
+    EXPECT_EQ(error.rfind("runs: expected a whole number from 0 to 1000000, got \"", 0), 0u)
+        << error;
+  }
+}
+
 TEST(JsonCheckerSelfTest, RejectsBrokenDocuments) {
   EXPECT_TRUE(JsonChecker(R"({"a":[1,2,{"b":null}],"c":"x"})").Valid());
   EXPECT_FALSE(JsonChecker(R"({"a":1,})").Valid());

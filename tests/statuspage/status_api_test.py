@@ -58,6 +58,18 @@ try:
         if times != sorted(times) or times[-1] != mem["start_time_seconds"]:
             harness.fail(f"history is not the last runs oldest first: {times}, "
                          f"last run {mem['start_time_seconds']}")
+        # ?runs=N: the newest N points only; a bad value is a 400 naming the argument.
+        status, _, body = d.get("/api/v1/probes?runs=1")
+        last = json.loads(body)["probes"][0]["history"] if status == 200 else None
+        if not last or len(last) != 1 or last[0]["time_seconds"] < times[-1]:
+            harness.fail(f"/api/v1/probes?runs=1 answered {status}: history {last}, want only "
+                         f"the newest point (at least {times[-1]})")
+        status, _, body = d.get("/api/v1/probes?runs=0")
+        if status != 200 or json.loads(body)["probes"][0]["history"] != []:
+            harness.fail(f"/api/v1/probes?runs=0 answered {status}: {body[:500]}")
+        status, _, body = d.get("/api/v1/probes?runs=-3")
+        if status != 400 or not body.startswith("runs: expected a whole number"):
+            harness.fail(f"/api/v1/probes?runs=-3 answered {status} {body!r}, want 400 naming runs")
         status, headers, page = d.get("/")
         if status != 200 or "<svg class=\"chart\" id=\"probe-mem-figure\"" not in page:
             harness.fail(f"GET / has no chart for mem: {status} {page[:2000]}")
