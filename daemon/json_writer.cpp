@@ -71,11 +71,12 @@ void JsonWriter::EndArray() {
   has_element_.pop_back();
 }
 
-void JsonWriter::Key(std::string_view key) {
+JsonWriter& JsonWriter::Key(std::string_view key) {
   BeforeValue();
   AppendJsonString(out_, key);
   out_.push_back(':');
   after_key_ = true;
+  return *this;
 }
 
 void JsonWriter::String(std::string_view value) {
@@ -124,6 +125,13 @@ void JsonWriter::Null() {
 void JsonWriter::OptionalNumber(const std::optional<double>& value) {
   if (value)
     Number(*value);
+  else
+    Null();
+}
+
+void JsonWriter::OptionalString(const std::string* value) {
+  if (value)
+    String(*value);
   else
     Null();
 }

@@ -4,7 +4,7 @@
 // (control characters as \u00XX, invalid UTF-8 passed through byte for byte); non-finite
 // numbers become null.
 //
-// Usage: w.BeginObject(); w.Key("a"); w.Number(1); w.EndObject(); w.str();
+// Usage: w.BeginObject(); w.Key("a").Number(1); w.EndObject(); w.str();
 // Thread-safety: none; one writer per document.
 #pragma once
 
@@ -22,7 +22,8 @@ class JsonWriter {
   void EndObject();
   void BeginArray();
   void EndArray();
-  void Key(std::string_view key);
+  // Returns *this, so that a member reads as one line: w.Key("a").Number(1).
+  JsonWriter& Key(std::string_view key);
   void String(std::string_view value);
   void Number(double value);
   void Integer(std::int64_t value);
@@ -30,6 +31,8 @@ class JsonWriter {
   void Bool(bool value);
   void Null();
   void OptionalNumber(const std::optional<double>& value);
+  // The string, or null when `value` is null.
+  void OptionalString(const std::string* value);
 
   const std::string& str() const { return out_; }
 

@@ -92,116 +92,77 @@ std::string FormatSeconds(double seconds) {
 
 void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
   w.BeginObject();
-  w.Key("name");
-  w.String(r.name);
-  w.Key("kind");
-  w.String(config::ProbeKindName(r.kind));
-  w.Key("target");
-  w.String(r.target);
-  w.Key("success");
-  w.Bool(r.success());
-  w.Key("result");
-  w.String(probes::OutcomeName(r.outcome));
-  w.Key("supported");
-  w.Bool(r.supported);
-  w.Key("error");
-  w.String(r.error);
-  w.Key("start_time_seconds");
-  w.Number(r.start_time_seconds);
-  w.Key("duration_seconds");
-  w.Number(r.duration_seconds);
-  w.Key("bytes");
-  w.Unsigned(r.bytes);
-  w.Key("throughput_bytes_per_second");
-  w.OptionalNumber(r.throughput_bytes_per_second);
+  w.Key("name").String(r.name);
+  w.Key("kind").String(config::ProbeKindName(r.kind));
+  w.Key("target").String(r.target);
+  w.Key("success").Bool(r.success());
+  w.Key("result").String(probes::OutcomeName(r.outcome));
+  w.Key("supported").Bool(r.supported);
+  w.Key("error").String(r.error);
+  w.Key("start_time_seconds").Number(r.start_time_seconds);
+  w.Key("duration_seconds").Number(r.duration_seconds);
+  w.Key("bytes").Unsigned(r.bytes);
+  w.Key("throughput_bytes_per_second").OptionalNumber(r.throughput_bytes_per_second);
   w.Key("ops_per_second");
   if (r.ops_per_second.empty()) {
     w.Null();
   } else {
     w.BeginObject();
     for (const auto& [op, rate] : r.ops_per_second) {
-      w.Key(op);
-      w.Number(rate);
+      w.Key(op).Number(rate);
     }
     w.EndObject();
   }
-  w.Key("latency_seconds");
-  w.BeginObject();
-  w.Key("p50");
-  w.OptionalNumber(r.latency ? r.latency->p50_seconds : std::nullopt);
-  w.Key("p99");
-  w.OptionalNumber(r.latency ? r.latency->p99_seconds : std::nullopt);
+  w.Key("latency_seconds").BeginObject();
+  w.Key("p50").OptionalNumber(r.latency ? r.latency->p50_seconds : std::nullopt);
+  w.Key("p99").OptionalNumber(r.latency ? r.latency->p99_seconds : std::nullopt);
   w.Key("count");
   if (r.latency)
     w.Unsigned(r.latency->count);
   else
     w.Null();
   w.EndObject();
-  w.Key("cpu_seconds");
-  w.BeginObject();
-  w.Key("user");
-  w.Number(r.cpu_user_seconds);
-  w.Key("system");
-  w.Number(r.cpu_system_seconds);
+  w.Key("cpu_seconds").BeginObject();
+  w.Key("user").Number(r.cpu_user_seconds);
+  w.Key("system").Number(r.cpu_system_seconds);
   w.EndObject();
-  w.Key("suspect");
-  w.BeginArray();
+  w.Key("suspect").BeginArray();
   for (const auto& reason : r.suspect) w.String(reason);
   w.EndArray();
-  w.Key("context");
-  w.BeginObject();
+  w.Key("context").BeginObject();
   for (const auto& [field, value] : r.context) {
-    w.Key(field);
-    w.Unsigned(value);
+    w.Key(field).Unsigned(value);
   }
   w.EndObject();
-  w.Key("vmstat_delta");
-  w.BeginObject();
+  w.Key("vmstat_delta").BeginObject();
   for (const auto& [field, value] : r.vmstat_delta) {
-    w.Key(field);
-    w.Integer(value);
+    w.Key(field).Integer(value);
   }
   w.EndObject();
-  w.Key("extra");
-  w.BeginObject();
+  w.Key("extra").BeginObject();
   for (const auto& [field, value] : r.extra) {
-    w.Key(field);
-    w.Number(value);
+    w.Key(field).Number(value);
   }
   w.EndObject();
-  w.Key("target_info");
-  w.BeginObject();
-  w.Key("device");
-  w.String(r.target_info.device);
-  w.Key("fstype");
-  w.String(r.target_info.fstype);
-  w.Key("scheduler");
-  w.String(r.target_info.scheduler);
-  w.Key("read_ahead_kb");
-  w.String(r.target_info.read_ahead_kb);
-  w.Key("rotational");
-  w.String(r.target_info.rotational);
-  w.Key("loop_dio");
-  w.String(r.target_info.loop_dio);
-  w.Key("logical_block_size");
-  w.Unsigned(r.target_info.logical_block_size);
+  w.Key("target_info").BeginObject();
+  w.Key("device").String(r.target_info.device);
+  w.Key("fstype").String(r.target_info.fstype);
+  w.Key("scheduler").String(r.target_info.scheduler);
+  w.Key("read_ahead_kb").String(r.target_info.read_ahead_kb);
+  w.Key("rotational").String(r.target_info.rotational);
+  w.Key("loop_dio").String(r.target_info.loop_dio);
+  w.Key("logical_block_size").Unsigned(r.target_info.logical_block_size);
   w.EndObject();
-  w.Key("mode");
-  w.String(r.mode);
-  w.Key("uptime_seconds");
-  w.OptionalNumber(r.uptime_seconds);
-  w.Key("dentry_state");
-  w.BeginObject();
+  w.Key("mode").String(r.mode);
+  w.Key("uptime_seconds").OptionalNumber(r.uptime_seconds);
+  w.Key("dentry_state").BeginObject();
   for (const auto& [field, value] : r.dentry_state) {
-    w.Key(field);
-    w.Unsigned(value);
+    w.Key(field).Unsigned(value);
   }
   w.EndObject();
-  w.Key("pressure_delta_us");
-  w.BeginObject();
+  w.Key("pressure_delta_us").BeginObject();
   for (const auto& [field, value] : r.pressure_delta_us) {
-    w.Key(field);
-    w.Unsigned(value);
+    w.Key(field).Unsigned(value);
   }
   w.EndObject();
   w.EndObject();
@@ -212,15 +173,9 @@ std::string ProbeResultsJson(const std::optional<std::string>& boot_id,
                              const std::vector<probes::ProbeResult>& results) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("boot_id");
-  if (boot_id)
-    w.String(*boot_id);
-  else
-    w.Null();
-  w.Key("uptime_seconds");
-  w.OptionalNumber(uptime_seconds);
-  w.Key("probes");
-  w.BeginArray();
+  w.Key("boot_id").OptionalString(boot_id ? &*boot_id : nullptr);
+  w.Key("uptime_seconds").OptionalNumber(uptime_seconds);
+  w.Key("probes").BeginArray();
   for (const auto& r : results) WriteProbeResultJson(w, r);
   w.EndArray();
   w.EndObject();

@@ -21,28 +21,16 @@ std::string MergeObjects(const std::string& a, const std::string& b) {
 
 void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.BeginObject();
-  w.Key("time_seconds");
-  w.Number(p.time_seconds);
-  w.Key("boot_id");
-  if (p.boot_id)
-    w.String(*p.boot_id);
-  else
-    w.Null();
-  w.Key("uptime_seconds");
-  w.OptionalNumber(p.uptime_seconds);
-  w.Key("result");
-  w.String(probes::OutcomeName(p.outcome));
-  w.Key("figure");
-  w.OptionalNumber(p.figure);
-  w.Key("baseline");
-  w.OptionalNumber(p.baseline);
-  w.Key("ratio");
-  w.OptionalNumber(p.ratio);
-  w.Key("features");
-  w.BeginObject();
+  w.Key("time_seconds").Number(p.time_seconds);
+  w.Key("boot_id").OptionalString(p.boot_id.get());
+  w.Key("uptime_seconds").OptionalNumber(p.uptime_seconds);
+  w.Key("result").String(probes::OutcomeName(p.outcome));
+  w.Key("figure").OptionalNumber(p.figure);
+  w.Key("baseline").OptionalNumber(p.baseline);
+  w.Key("ratio").OptionalNumber(p.ratio);
+  w.Key("features").BeginObject();
   for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
-    w.Key(probes::DriftFeatureName(f));
-    w.Number(p.features[f]);  // NaN (unknown) is written as null
+    w.Key(probes::DriftFeatureName(f)).Number(p.features[f]);  // NaN (unknown) is written as null
   }
   w.EndObject();
   w.EndObject();
@@ -54,32 +42,21 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
   w.BeginObject();
-  w.Key("figure");
-  w.OptionalNumber(rec.last_figure);
-  w.Key("figure_unit");
-  w.String(probes::DriftFigureUnit(rec.last.kind));
-  w.Key("baseline");
-  w.OptionalNumber(rec.baseline);
-  w.Key("ratio");
-  w.OptionalNumber(rec.baseline_ratio);
-  w.Key("worst_ratio");
-  w.OptionalNumber(rec.worst_ratio);
-  w.Key("uptime_at_worst");
-  w.OptionalNumber(rec.uptime_at_worst);
-  w.Key("baseline_runs_needed");
-  w.Unsigned(rec.baseline_runs_needed);
-  w.Key("baseline_runs_counted");
-  w.Unsigned(BaselineRunsCounted(rec));
-  w.Key("runs");
-  w.BeginObject();
+  w.Key("figure").OptionalNumber(rec.last_figure);
+  w.Key("figure_unit").String(probes::DriftFigureUnit(rec.last.kind));
+  w.Key("baseline").OptionalNumber(rec.baseline);
+  w.Key("ratio").OptionalNumber(rec.baseline_ratio);
+  w.Key("worst_ratio").OptionalNumber(rec.worst_ratio);
+  w.Key("uptime_at_worst").OptionalNumber(rec.uptime_at_worst);
+  w.Key("baseline_runs_needed").Unsigned(rec.baseline_runs_needed);
+  w.Key("baseline_runs_counted").Unsigned(BaselineRunsCounted(rec));
+  w.Key("runs").BeginObject();
   for (auto outcome : probes::kAllOutcomes) {
     auto it = rec.runs.find(outcome);
-    w.Key(probes::OutcomeName(outcome));
-    w.Unsigned(it == rec.runs.end() ? 0 : it->second);
+    w.Key(probes::OutcomeName(outcome)).Unsigned(it == rec.runs.end() ? 0 : it->second);
   }
   w.EndObject();
-  w.Key("history");
-  w.BeginArray();
+  w.Key("history").BeginArray();
   // A history of another kind or target belongs to the probe's previous definition.
   if (history && history->kind == rec.last.kind && history->target == rec.last.target) {
     const auto& points = history->points;
@@ -105,15 +82,9 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
   for (const auto& h : histories) by_name[h.name] = &h;
   JsonWriter head;
   head.BeginObject();
-  head.Key("boot_id");
-  if (boot_id)
-    head.String(*boot_id);
-  else
-    head.Null();
-  head.Key("uptime_seconds");
-  head.OptionalNumber(uptime_seconds);
-  head.Key("history_runs");
-  head.Unsigned(history_runs);
+  head.Key("boot_id").OptionalString(boot_id ? &*boot_id : nullptr);
+  head.Key("uptime_seconds").OptionalNumber(uptime_seconds);
+  head.Key("history_runs").Unsigned(history_runs);
   head.EndObject();
   std::string out = head.str();
   out.pop_back();  // '}'

@@ -92,8 +92,13 @@ try:
             try:
                 def enough_errors():
                     s, _ = fu.scrape(d)
-                    return s if all(fu.runs(s, f"eio-{k}", "error") >= 2 for k in KINDS) else None
-                samples = fu.wait_for("two error results from every probe on eio.dat",
+                    # good-buffered is staggered last: it may not have run yet when the EIO
+                    # probes (1 s apart) already have their errors.
+                    good = sum(fu.runs(s, "good-buffered", r) for r in ("ok", "error", "timeout"))
+                    return s if good >= 1 and all(fu.runs(s, f"eio-{k}", "error") >= 2
+                                                  for k in KINDS) else None
+                samples = fu.wait_for("two error results from every probe on eio.dat and a "
+                                      "finished run of good-buffered",
                                       enough_errors, timeout=40, interval=0.5)
                 if d.proc.poll() is not None:
                     harness.fail(f"iodriftd exited {d.proc.returncode}: {d.stderr()[-2000:]}")
