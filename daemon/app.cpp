@@ -54,11 +54,13 @@ void ApplyOverrides(const CommandLine& cl, config::Config& cfg) {
   if (cfg.state_dir.empty()) cfg.state_dir = config::DefaultStateDir();
 }
 
-probes::ProbeEnv MakeProbeEnv(const config::Config& cfg) {
+probes::ProbeEnv MakeProbeEnv(const config::Config& cfg,
+                              std::shared_ptr<probes::TargetDevices> target_devices = nullptr) {
   probes::ProbeEnv env;
   env.proc_root = ProcRoot(cfg.proc_root);
   env.state_dir = cfg.state_dir;
-  env.target_devices = std::make_shared<probes::TargetDevices>();
+  env.target_devices =
+      target_devices ? std::move(target_devices) : std::make_shared<probes::TargetDevices>();
   env.own_io_stall = std::make_shared<probes::OwnIoStall>();
   const auto& sched = cfg.scheduler;
   env.io_class = sched.io_class == "idle"   ? probes::IoClass::kIdle
@@ -166,7 +168,7 @@ class Daemon {
   Daemon(CommandLine cl, config::Config cfg)
       : cl_(std::move(cl)),
         cfg_(std::move(cfg)),
-        scheduler_(MakeProbeEnv(cfg_), store_, MakeSchedulerOptions(cfg_)) {}
+        scheduler_(MakeProbeEnv(cfg_, target_devices_), store_, MakeSchedulerOptions(cfg_)) {}
 
   int Run() {
     sigset_t signals = BlockHandledSignals();
@@ -341,6 +343,8 @@ class Daemon {
     exporter_->Reconfigure(ProcRoot(loaded->proc_root), loaded->collectors);
     PrepareStateDir(*loaded);
     scheduler_.Apply(loaded->probes);
+    // A directory target remounted on another device is accepted again (its error says so).
+    target_devices_->Forget();
     ApplyStatus(*loaded);
     if (auto level = ParseLogLevel(loaded->log_level)) spdlog::set_level(*level);
     cfg_ = std::move(*loaded);
@@ -385,6 +389,9 @@ class Daemon {
   probes::ResultHistory history_;
   std::atomic<bool> status_enabled_{true};
   ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)
+  // The filesystem of each directory target, shared with the scheduler's ProbeEnv; reload forgets.
+  std::shared_ptr<probes::TargetDevices> target_devices_ =
+      std::make_shared<probes::TargetDevices>();
   Scheduler scheduler_;
   std::unique_ptr<Exporter> exporter_;
   HttpServer server_;

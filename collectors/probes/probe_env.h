@@ -41,6 +41,13 @@ class TargetDevices {
     return it->second;
   }
 
+  // Forgets every recorded filesystem (a config reload): each directory is accepted on the
+  // filesystem it is on at its next run, as after a restart.
+  void Forget() {
+    std::lock_guard lock(mu_);
+    devices_.clear();
+  }
+
  private:
   std::mutex mu_;
   std::map<std::string, std::uint64_t> devices_;

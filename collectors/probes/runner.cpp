@@ -69,8 +69,8 @@ std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec,
   };
   return "target " + spec.target + " is now on device " + dev(st.st_dev) + ", first probed on " +
          dev(*was) +
-         " (unmounted?); not probing the filesystem underneath. Restart iodriftd to "
-         "accept the new filesystem";
+         " (unmounted?); not probing the filesystem underneath. Reload (iodriftctl reload, "
+         "SIGHUP) or restart iodriftd to accept the new filesystem";
 }
 
 }  // namespace

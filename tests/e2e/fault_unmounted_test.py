@@ -9,11 +9,14 @@ empty mount point on the parent filesystem. Measuring there would report another
 under this target's name (and write a probe file of up to 128 MiB onto the parent filesystem), so
 the runs must be errors with a clear message; after mounting again → ok. Nothing iodrift makes
 may appear in the bare mount point.
+Case C, another filesystem mounted at the mount point: refused with an error naming both devices
+and "Reload", nothing written into it; after SIGHUP → ok.
 
 Needs root, losetup and mkfs.ext4; otherwise exits 77 (skipped).
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -121,6 +124,44 @@ def case(work, device, mnt, target, label):
     os.unlink(config)
 
 
+def case_other_filesystem(work, device, other, mnt):
+    """The mount point gets *another* filesystem: refused (error naming both devices) until a
+    reload, which accepts it."""
+    config = fu.write_config([
+        {"name": "fs-metadata", "kind": "metadata", "target": mnt, "interval": "1s",
+         "timeout": "20s", "files": 16},
+    ], directory=work)
+    label = "another filesystem"
+    with harness.Daemon("--config", config) as d:
+        def count(result):
+            return fu.runs(fu.scrape(d)[0], "fs-metadata", result)
+        fu.wait_for(f"{label}: a first ok run", lambda: count("ok") >= 1, timeout=40)
+        run("umount", mnt)
+        run("mount", other, mnt)
+        errors = count("error")
+        fu.wait_for(f"{label}: an error run on the other filesystem",
+                    lambda: count("error") > errors, timeout=30)
+        mine = [line for line in d.stderr().splitlines()
+                if "probe=fs-metadata " in line and "result=error" in line]
+        if not mine or "is now on device" not in mine[-1] or "Reload" not in mine[-1]:
+            harness.fail(f"{label}: the error does not name the device change and the way out: "
+                         f"{mine[-1] if mine else 'no error logged'}")
+        if os.listdir(mnt) != ["lost+found"]:
+            harness.fail(f"{label}: iodrift wrote into the other filesystem before the reload: "
+                         f"{sorted(os.listdir(mnt))}")
+        ok = count("ok")
+        d.proc.send_signal(signal.SIGHUP)
+        reloaded_at = time.monotonic()
+        fu.wait_for(f"{label}: ok runs after a reload", lambda: count("ok") > ok, timeout=30)
+        print(f"{label}: refused until the reload, ok {time.monotonic() - reloaded_at:.1f} s after "
+              f"it; error was: {mine[-1].split('error=', 1)[-1]}")
+        if d.stop() != 0:
+            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
+    run("umount", mnt)
+    run("mount", device, mnt)
+    os.unlink(config)
+
+
 work = tempfile.mkdtemp(prefix="iodrift-umount-", dir="/var/tmp")
 image = os.path.join(work, "fs.img")
 mnt = os.path.join(work, "mnt")
@@ -136,6 +177,18 @@ try:
     if not mounted(mnt):
         run("mount", device, mnt)
     case(work, device, mnt, mnt, "mount-point target")
+    if not mounted(mnt):
+        run("mount", device, mnt)
+    other_image = os.path.join(work, "other.img")
+    with open(other_image, "wb") as f:
+        f.truncate(64 << 20)
+    run("mkfs.ext4", "-q", "-F", other_image)
+    other = run("losetup", "--find", "--show", other_image).strip()
+    try:
+        case_other_filesystem(work, device, other, mnt)
+    finally:
+        subprocess.run(["umount", other], capture_output=True)
+        subprocess.run(["losetup", "-d", other], capture_output=True)
 finally:
     for _ in range(3):
         if not mounted(mnt):
