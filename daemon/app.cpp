@@ -205,11 +205,14 @@ class Daemon {
                             "status page disabled (status.enabled: false)\n"};
       }
       // ?runs=N: only the newest N history points per probe (0: none), for scripts that poll.
-      std::string error;
-      auto it = query.find("runs");
-      const auto runs = ParseRunsArgument(
-          it == query.end() ? std::nullopt : std::optional<std::string>(it->second), error);
-      if (!error.empty()) return HttpResponse{400, "text/plain; charset=utf-8", error + "\n"};
+      std::optional<std::size_t> runs;
+      if (auto it = query.find("runs"); it != query.end()) {
+        auto parsed = ParseRunsArgument(it->second);
+        if (!parsed) {
+          return HttpResponse{400, "text/plain; charset=utf-8", parsed.error().message + "\n"};
+        }
+        runs = *parsed;
+      }
       auto boot = proc::ReadBootState(status_root_);
       return HttpResponse{
           200, "application/json",

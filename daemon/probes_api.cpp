@@ -1,5 +1,6 @@
 #include "daemon/probes_api.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cstddef>
 #include <map>
@@ -100,18 +101,14 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
   return out;
 }
 
-std::optional<std::size_t> ParseRunsArgument(const std::optional<std::string>& text,
-                                             std::string& error) {
-  error.clear();
-  if (!text) return std::nullopt;
+Expected<std::size_t> ParseRunsArgument(const std::string& text) {
   constexpr std::size_t kMax = 1000000;
   std::size_t value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (text->empty() || ec != std::errc() || ptr != end || value > kMax) {
-    error = "runs: expected a whole number from 0 to " + std::to_string(kMax) + ", got \"" +
-            text->substr(0, 32) + "\"";
-    return std::nullopt;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value > kMax) {
+    return Fail(EINVAL, "runs: expected a whole number from 0 to " + std::to_string(kMax) +
+                            ", got \"" + text.substr(0, 32) + "\"");
   }
   return value;
 }

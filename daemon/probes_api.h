@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/common/error.h"
 #include "collectors/probes/history.h"
 #include "collectors/probes/result_store.h"
 
@@ -33,9 +34,8 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::vector<probes::ProbeHistory>& histories,
                           std::optional<std::size_t> last_points = std::nullopt);
 
-// The `runs` query argument of GET /api/v1/probes: a whole number 0 … 1000000. nullopt with
-// `error` set when it is anything else; nullopt without error when absent.
-std::optional<std::size_t> ParseRunsArgument(const std::optional<std::string>& text,
-                                             std::string& error);
+// The `runs` query argument of GET /api/v1/probes: a whole number 0 … 1000000, else an error
+// (EINVAL) whose message names `runs` and what was given.
+Expected<std::size_t> ParseRunsArgument(const std::string& text);
 
 }  // namespace iodrift::daemon

@@ -16,12 +16,16 @@ void OwnIoStall::Record(double end_mono, double stall_seconds) {
   if (!(stall_seconds > 0)) return;
   std::lock_guard lock(mu_);
   runs_.emplace_back(end_mono, stall_seconds);
-  while (!runs_.empty() && runs_.front().first < end_mono - kHorizonSeconds) runs_.pop_front();
+  ForgetOlderThanHorizon(end_mono);
+}
+
+void OwnIoStall::ForgetOlderThanHorizon(double now_mono) const {
+  while (!runs_.empty() && runs_.front().first < now_mono - kHorizonSeconds) runs_.pop_front();
 }
 
 double OwnIoStall::Avg10Share(double now_mono) const {
   std::lock_guard lock(mu_);
-  while (!runs_.empty() && runs_.front().first < now_mono - kHorizonSeconds) runs_.pop_front();
+  ForgetOlderThanHorizon(now_mono);
   double share = 0;
   for (const auto& [end, stall] : runs_) {
     const double age = std::max(0.0, now_mono - end);

@@ -39,6 +39,8 @@ class OwnIoStall {
 
  private:
   static constexpr double kHorizonSeconds = 60;
+  // Drops runs that ended more than kHorizonSeconds before `now_mono`. Caller holds mu_.
+  void ForgetOlderThanHorizon(double now_mono) const;
   mutable std::mutex mu_;
   mutable std::deque<std::pair<double, double>> runs_;  // (end_mono, stall_seconds), oldest first
 };

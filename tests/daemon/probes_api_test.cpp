@@ -196,16 +196,15 @@ TEST(ProbesApiJson, LastPointsKeepsOnlyTheNewestHistory) {
 }
 
 TEST(ParseRunsArgument, AcceptsWholeNumbersAndNamesWhatIsWrong) {
-  std::string error;
-  EXPECT_FALSE(ParseRunsArgument(std::nullopt, error));
-  EXPECT_TRUE(error.empty());
-  EXPECT_EQ(ParseRunsArgument(std::string("0"), error), 0u);
-  EXPECT_EQ(ParseRunsArgument(std::string("1000000"), error), 1000000u);
-  EXPECT_TRUE(error.empty());
+  EXPECT_EQ(ParseRunsArgument("0"), 0u);
+  EXPECT_EQ(ParseRunsArgument("1000000"), 1000000u);
   for (const char* bad : {"", "-1", "1e3", "10x", " 1", "1000001", "99999999999999999999999"}) {
-    EXPECT_FALSE(ParseRunsArgument(std::string(bad), error)) << bad;
-    EXPECT_EQ(error.rfind("runs: expected a whole number from 0 to 1000000, got \"", 0), 0u)
-        << error;
+    auto parsed = ParseRunsArgument(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_EQ(
+        parsed.error().message.rfind("runs: expected a whole number from 0 to 1000000, got \"", 0),
+        0u)
+        << parsed.error().message;
   }
 }
 
