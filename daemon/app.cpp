@@ -6,12 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
-#include <set>
 
 #include <spdlog/spdlog.h>
 
-#include "collectors/probes/history.h"
-#include "collectors/probes/result_store.h"
+#include "collectors/analysis/probe_states.h"
 #include "collectors/proc/boot.h"
 #include "daemon/dbus/service.h"
 #include "daemon/exporter.h"
@@ -101,11 +99,11 @@ void PrepareStateDir(const config::Config& cfg) {
 // of hanging the command), then a table or JSON on stdout.
 int RunOnce(const config::Config& cfg, bool json) {
   PrepareStateDir(cfg);
-  probes::ResultStore store;
+  probes::ProbeStates states;
   SchedulerOptions options = MakeSchedulerOptions(cfg);
   options.periodic = false;
-  Scheduler scheduler(MakeProbeEnv(cfg), store, options);
-  scheduler.Apply(cfg.probes);
+  Scheduler scheduler(MakeProbeEnv(cfg), options);
+  scheduler.Apply(states.Define(cfg.probes));
   scheduler.Start();
   std::vector<std::shared_future<probes::ProbeResult>> futures;
   for (const auto& probe : cfg.probes) {
@@ -168,22 +166,22 @@ class Daemon {
   Daemon(CommandLine cl, config::Config cfg)
       : cl_(std::move(cl)),
         cfg_(std::move(cfg)),
-        scheduler_(MakeProbeEnv(cfg_, target_devices_), store_, MakeSchedulerOptions(cfg_)) {}
+        scheduler_(MakeProbeEnv(cfg_, target_devices_), MakeSchedulerOptions(cfg_)) {}
 
   int Run() {
     sigset_t signals = BlockHandledSignals();
     PrepareStateDir(cfg_);
     // Baselines survive restarts within one boot (<state_dir>/baselines, keyed by boot id).
     if (auto boot = proc::ReadBootState(ProcRoot(cfg_.proc_root))) {
-      store_.EnablePersistence(cfg_.state_dir, boot->boot_id, boot->boot_time_seconds);
-      history_.SetBootId(boot->boot_id);
+      states_.EnablePersistence(cfg_.state_dir, boot->boot_id, boot->boot_time_seconds);
+      states_.SetBootId(boot->boot_id);
     } else {
       spdlog::warn("baselines: cannot read boot state ({}); baselines are kept in memory only",
                    boot.error().message);
     }
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
     exporter_->AddSource([this](std::vector<prometheus::MetricFamily>& out) {
-      AppendProbeFamilies(store_.Snapshot(), out, IntervalsOf(scheduler_.Probes()));
+      AppendProbeFamilies(*states_.Snapshot(), out);
     });
     server_.Route("/metrics", [this] {
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
@@ -214,11 +212,10 @@ class Daemon {
         runs = *parsed;
       }
       auto boot = proc::ReadBootState(status_root_);
-      return HttpResponse{
-          200, "application/json",
-          ProbesApiJson(boot ? boot->boot_id : std::nullopt,
-                        boot ? boot->uptime_seconds : std::nullopt, history_.capacity(),
-                        store_.Snapshot(), history_.Snapshot(), runs)};
+      return HttpResponse{200, "application/json",
+                          ProbesApiJson(boot ? boot->boot_id : std::nullopt,
+                                        boot ? boot->uptime_seconds : std::nullopt,
+                                        states_.history_capacity(), *states_.Snapshot(), runs)};
     });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);
@@ -228,11 +225,8 @@ class Daemon {
     spdlog::info("iodriftd {} serving metrics on {}/metrics proc_root={} state_dir={} probes={}",
                  IODRIFT_VERSION, server_.BaseUrl(), cfg_.proc_root, cfg_.state_dir,
                  cfg_.probes.size());
-    scheduler_.AddListener([this](const probes::ProbeResult& r) {
-      if (!status_enabled_) return;
-      auto record = store_.Get(r.name);  // already holds r: the baseline after this run
-      history_.Add(r, record ? record->baseline : std::nullopt);
-    });
+    // The one owner of every probe's state is fed here; everything else reads its snapshot.
+    scheduler_.AddListener([this](const probes::ProbeResult& r) { states_.Record(r); });
     scheduler_.AddListener([](const probes::ProbeResult& r) {
       if (r.success()) {
         spdlog::debug("probe={} kind={} result=ok duration={:.3f}s", r.name,
@@ -242,7 +236,7 @@ class Daemon {
                      config::ProbeKindName(r.kind), probes::OutcomeName(r.outcome), r.error);
       }
     });
-    scheduler_.Apply(cfg_.probes);
+    scheduler_.Apply(states_.Define(cfg_.probes));
     scheduler_.Start();
     // D-Bus comes after the scheduler (its RunProbe needs it) and goes first on shutdown. It
     // never stops the daemon: an unusable bus is logged and retried (or, for auto, left off).
@@ -250,7 +244,7 @@ class Daemon {
       dbus::DbusServiceOptions dbus_options;
       dbus_options.mode = cfg_.dbus;
       dbus_options.proc_root = ProcRoot(cfg_.proc_root);
-      dbus_options.record = [this](const std::string& name) { return store_.Get(name); };
+      dbus_options.record = [this](const std::string& name) { return states_.Get(name); };
       dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
                                        [this] { return Reload(); });
     }
@@ -271,7 +265,7 @@ class Daemon {
     }
     dbus_.reset();
     scheduler_.Stop();
-    store_.Flush();
+    states_.Flush();
     server_.Stop();
     spdlog::info("stopped");
     return kExitOk;
@@ -282,7 +276,7 @@ class Daemon {
   std::string StatusText() const {
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    return ProbeStatusText(scheduler_.Probes().size(), store_.Snapshot(), now);
+    return ProbeStatusText(*states_.Snapshot(), now);
   }
 
   // Watchdog liveness (watchdog thread): the scheduler's lock can be taken (a deadlocked
@@ -345,7 +339,7 @@ class Daemon {
     }
     exporter_->Reconfigure(ProcRoot(loaded->proc_root), loaded->collectors);
     PrepareStateDir(*loaded);
-    scheduler_.Apply(loaded->probes);
+    scheduler_.Apply(states_.Define(loaded->probes));
     // A directory target remounted on another device is accepted again (its error says so).
     target_devices_->Forget();
     ApplyStatus(*loaded);
@@ -355,17 +349,10 @@ class Daemon {
     return {};
   }
 
-  // status.* (start and reload): the history's bound and probe set, on/off.
+  // status.* (start and reload): the history's bound, on/off.
   void ApplyStatus(const config::Config& cfg) {
     status_enabled_ = cfg.status.enabled;
-    if (!cfg.status.enabled) {
-      history_.Clear();
-      return;
-    }
-    history_.SetCapacity(cfg.status.history_runs);
-    std::set<std::string> names;
-    for (const auto& probe : cfg.probes) names.insert(probe.name);
-    history_.Retain(names);
+    states_.ConfigureHistory(cfg.status.enabled, cfg.status.history_runs);
   }
 
   // What the status page shows, gathered now (HTTP pool thread).
@@ -378,18 +365,15 @@ class Daemon {
       in.boot_id = boot->boot_id;
       in.uptime_seconds = boot->uptime_seconds;
     }
-    in.probes = scheduler_.Probes();
-    in.records = store_.Snapshot();
-    in.histories = history_.Snapshot(kMaxChartPoints);
-    in.history_runs = history_.capacity();
-    in.baselines = store_.Baselines();
+    in.probes = states_.Snapshot();
+    in.history_runs = states_.history_capacity();
+    in.baselines = states_.Baselines();
     return in;
   }
 
   CommandLine cl_;
   config::Config cfg_;
-  probes::ResultStore store_;
-  probes::ResultHistory history_;
+  probes::ProbeStates states_;  // the one owner of every probe's state
   std::atomic<bool> status_enabled_{true};
   ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)
   // The filesystem of each directory target, shared with the scheduler's ProbeEnv; reload forgets.

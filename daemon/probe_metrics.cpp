@@ -35,17 +35,11 @@ const std::vector<std::string>& KnownSuspectReasons() {
   return kReasons;
 }
 
-ProbeIntervals IntervalsOf(const std::vector<config::ProbeSpec>& specs) {
-  ProbeIntervals out;
-  for (const auto& spec : specs) {
-    out[spec.name] = std::chrono::duration<double>(spec.interval).count();
-  }
-  return out;
-}
-
-void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
-                         std::vector<MetricFamily>& out, const ProbeIntervals& intervals) {
-  if (records.empty()) return;
+void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<MetricFamily>& out) {
+  const auto first_ran =
+      std::find_if(states.begin(), states.end(), [](const auto& state) { return state->ran(); });
+  if (first_ran == states.end()) return;
+  const std::size_t baseline_runs = (*first_ran)->baseline_runs_needed;
   std::string last = kLastRun;
   auto interval = MakeFamily("iodrift_probe_interval_seconds",
                              "Configured schedule interval of the probe (each run comes after "
@@ -109,14 +103,19 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
                          "rotational, loop device dio, and how the kind measured (random: direct "
                          "or fadvise); value 1.",
                          MetricType::Gauge);
+  const std::string baseline_help =
+      "Post-boot baseline of the probe: median figure of its first " +
+      std::to_string(baseline_runs) +
+      " successful runs without suspect reasons after boot (kept across daemon restarts within "
+      "a boot).";
   auto baseline = MakeFamily("iodrift_probe_baseline_bytes_per_second",
-                             "Post-boot baseline of the probe: median figure of its first " +
-                                 std::to_string(records.front().baseline_runs_needed) +
-                                 " successful runs without suspect reasons after boot (kept "
-                                 "across daemon restarts within a boot). Bytes/s for cached, "
-                                 "buffered, direct and memory; ops/s for random (read) and "
-                                 "metadata (create).",
+                             baseline_help + " Throughput kinds: cached, buffered, direct, memory.",
                              MetricType::Gauge);
+  auto baseline_ops = MakeFamily("iodrift_probe_baseline_ops_per_second",
+                                 baseline_help +
+                                     " Operation kinds: random (op=read) and metadata "
+                                     "(op=create).",
+                                 MetricType::Gauge);
   auto ratio = MakeFamily("iodrift_probe_baseline_ratio",
                           "Figure of the last successful run divided by the baseline "
                           "(throughput, or ops/s for random and metadata).",
@@ -145,16 +144,16 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
 
   const auto& bounds = probes::LatencyBucketBounds();
   std::map<std::string, std::pair<double, double>> by_target;  // target → (buffered, direct)
-  for (const auto& s : records) {
+  for (const auto& state : states) {
+    const probes::ProbeState& s = *state;
+    if (!s.ran()) continue;
     const auto& r = s.last;
     Labels labels = ProbeLabels(r);
     AddSample(success, r.success() ? 1 : 0, labels);
     AddSample(supported, r.supported ? 1 : 0, labels);
     AddSample(duration, r.duration_seconds, labels);
     AddSample(last_run, r.start_time_seconds, labels);
-    if (auto it = intervals.find(r.name); it != intervals.end()) {
-      AddSample(interval, it->second, labels);
-    }
+    AddSample(interval, std::chrono::duration<double>(s.spec.interval).count(), labels);
     for (auto outcome : probes::kAllOutcomes) {
       auto it = s.runs.find(outcome);
       AddSample(runs, it == s.runs.end() ? 0 : static_cast<double>(it->second),
@@ -170,7 +169,11 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
         by_target[r.target].second = *r.throughput_bytes_per_second;
     }
     if (s.baseline && *s.baseline > 0) {
-      AddSample(baseline, *s.baseline, labels);
+      if (auto bps = s.baseline_bytes_per_second()) AddSample(baseline, *bps, labels);
+      if (auto ops_per_second = s.baseline_ops_per_second()) {
+        AddSample(baseline_ops, *ops_per_second,
+                  With(labels, "op", std::string(probes::DriftFigureOp(r.kind))));
+      }
       if (r.success() && s.baseline_ratio) AddSample(ratio, *s.baseline_ratio, labels);
     }
     if (s.worst_ratio) {
@@ -241,10 +244,11 @@ void AppendProbeFamilies(const std::vector<probes::ProbeRecord>& records,
       AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
     }
   }
-  for (auto* family : {&success,      &supported,   &duration,   &last_run, &interval,     &runs,
-                       &read_total,   &bytes,       &throughput, &baseline, &ratio,        &worst,
-                       &worst_uptime, &correlation, &ops,        &latency,  &latency_last, &cpu,
-                       &context,      &suspect,     &info,       &tax}) {
+  for (auto* family :
+       {&success,    &supported,    &duration,    &last_run, &interval,     &runs,
+        &read_total, &bytes,        &throughput,  &baseline, &baseline_ops, &ratio,
+        &worst,      &worst_uptime, &correlation, &ops,      &latency,      &latency_last,
+        &cpu,        &context,      &suspect,     &info,     &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstddef>
-#include <map>
 #include <string>
 #include <system_error>
 
@@ -37,8 +36,7 @@ void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.EndObject();
 }
 
-std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory* history,
-                      std::optional<std::size_t> last_points) {
+std::string ProbeJson(const probes::ProbeState& rec, std::optional<std::size_t> last_points) {
   JsonWriter result;
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
@@ -50,7 +48,7 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
   w.Key("worst_ratio").OptionalNumber(rec.worst_ratio);
   w.Key("uptime_at_worst").OptionalNumber(rec.uptime_at_worst);
   w.Key("baseline_runs_needed").Unsigned(rec.baseline_runs_needed);
-  w.Key("baseline_runs_counted").Unsigned(BaselineRunsCounted(rec));
+  w.Key("baseline_runs_counted").Unsigned(rec.baseline_runs_counted());
   w.Key("runs").BeginObject();
   for (auto outcome : probes::kAllOutcomes) {
     auto it = rec.runs.find(outcome);
@@ -58,15 +56,10 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
   }
   w.EndObject();
   w.Key("history").BeginArray();
-  // A history of another kind or target belongs to the probe's previous definition.
-  if (history && history->kind == rec.last.kind && history->target == rec.last.target) {
-    const auto& points = history->points;
-    const std::size_t skip =
-        last_points && *last_points < points.size() ? points.size() - *last_points : 0;
-    for (auto p = points.begin() + static_cast<std::ptrdiff_t>(skip); p != points.end(); ++p) {
-      WriteHistoryPoint(w, *p);
-    }
-  }
+  const auto& ring = rec.history;
+  const std::size_t skip =
+      last_points && *last_points < ring.size() ? ring.size() - *last_points : 0;
+  for (std::size_t i = skip; i < ring.size(); ++i) WriteHistoryPoint(w, ring[i]);
   w.EndArray();
   w.EndObject();
   return MergeObjects(result.str(), w.str());
@@ -76,11 +69,8 @@ std::string ProbeJson(const probes::ProbeRecord& rec, const probes::ProbeHistory
 
 std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::optional<double>& uptime_seconds, std::size_t history_runs,
-                          const std::vector<probes::ProbeRecord>& records,
-                          const std::vector<probes::ProbeHistory>& histories,
+                          const probes::ProbeSnapshot& states,
                           std::optional<std::size_t> last_points) {
-  std::map<std::string, const probes::ProbeHistory*> by_name;
-  for (const auto& h : histories) by_name[h.name] = &h;
   JsonWriter head;
   head.BeginObject();
   head.Key("boot_id").OptionalString(boot_id ? &*boot_id : nullptr);
@@ -91,11 +81,11 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
   out.pop_back();  // '}'
   out += ",\"probes\":[";
   bool first = true;
-  for (const auto& rec : records) {
+  for (const auto& state : states) {
+    if (!state->ran()) continue;
     if (!first) out += ",";
     first = false;
-    auto it = by_name.find(rec.last.name);
-    out += ProbeJson(rec, it == by_name.end() ? nullptr : it->second, last_points);
+    out += ProbeJson(*state, last_points);
   }
   out += "]}\n";
   return out;

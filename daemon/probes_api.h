@@ -1,6 +1,6 @@
-// GET /api/v1/probes: every probe's last result as JSON — the same fields as one element of
-// `iodriftd --once --json`'s `probes` array (probe_report.h WriteProbeResultJson, not repeated
-// here) — plus its baseline, ratio and recent history (collectors/probes/history.h):
+// GET /api/v1/probes: the last result of every probe that ran, as JSON — the same fields as one
+// element of `iodriftd --once --json`'s `probes` array (probe_report.h WriteProbeResultJson, not
+// repeated here) — plus its baseline, ratio and recent history (collectors/probes/history.h):
 //
 //   {"boot_id": "…" | null, "uptime_seconds": N | null, "history_runs": 240,
 //    "probes": [{<--once --json fields>,
@@ -22,16 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "collectors/analysis/probe_states.h"
 #include "collectors/common/error.h"
-#include "collectors/probes/history.h"
-#include "collectors/probes/result_store.h"
 
 namespace iodrift::daemon {
 
 std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::optional<double>& uptime_seconds, std::size_t history_runs,
-                          const std::vector<probes::ProbeRecord>& records,
-                          const std::vector<probes::ProbeHistory>& histories,
+                          const probes::ProbeSnapshot& states,
                           std::optional<std::size_t> last_points = std::nullopt);
 
 // The `runs` query argument of GET /api/v1/probes: a whole number 0 … 1000000, else an error

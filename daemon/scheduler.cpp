@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
@@ -59,12 +58,6 @@ struct Entry {
   std::shared_ptr<Job> requested;             // RunNow waiting for its lane
 };
 
-bool SameSpec(const config::ProbeSpec& a, const config::ProbeSpec& b) {
-  return a.name == b.name && a.kind == b.kind && a.target == b.target && a.interval == b.interval &&
-         a.size == b.size && a.files == b.files && a.requests == b.requests &&
-         a.timeout == b.timeout && a.time_budget == b.time_budget;
-}
-
 ProbeResult BareResult(const config::ProbeSpec& spec, Outcome outcome, std::string error) {
   ProbeResult r;
   r.name = spec.name;
@@ -98,7 +91,6 @@ struct Scheduler::Core {
   std::map<std::string, std::shared_ptr<Lane>> lanes;
   std::vector<std::shared_ptr<Job>> completed;  // finished in time, to deliver
   std::vector<ProbeListener> listeners;
-  std::uint64_t next_generation = 1;
   std::size_t running_count = 0;  // started, not finished, not abandoned
 };
 
@@ -141,7 +133,7 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
 struct Delivery {
   std::shared_ptr<Job> job;
   ProbeResult result;
-  bool record = true;  // into the store and to the listeners (false: the probe was removed)
+  bool record = true;  // to the listeners (false: the probe was removed or changed)
 };
 
 }  // namespace
@@ -154,8 +146,8 @@ std::chrono::milliseconds JitteredInterval(config::Duration interval, double jit
   return std::chrono::milliseconds(std::max<std::int64_t>(1, ms));
 }
 
-Scheduler::Scheduler(probes::ProbeEnv env, probes::ResultStore& store, SchedulerOptions options)
-    : store_(store), core_(std::make_shared<Core>()) {
+Scheduler::Scheduler(probes::ProbeEnv env, SchedulerOptions options)
+    : core_(std::make_shared<Core>()) {
   if (!options.run_probe) options.run_probe = probes::RunProbe;
   if (!options.device_key) {
     const auto sys_root = env.sys_root;
@@ -171,44 +163,43 @@ Scheduler::Scheduler(probes::ProbeEnv env, probes::ResultStore& store, Scheduler
 
 Scheduler::~Scheduler() { Stop(); }
 
-void Scheduler::Apply(std::vector<config::ProbeSpec> specs) {
+void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
   // Device keys read mountinfo/sysfs: do it before taking the lock.
   std::vector<std::string> keys;
-  keys.reserve(specs.size());
+  keys.reserve(probes.size());
   std::function<std::string(const config::ProbeSpec&)> key_fn;
   {
     std::lock_guard<std::mutex> lock(core_->mu);
     key_fn = core_->options.device_key;
   }
-  for (const auto& spec : specs) keys.push_back(key_fn(spec));
+  for (const auto& probe : probes) keys.push_back(key_fn(probe.spec));
 
-  std::set<std::string> names;
   {
     std::lock_guard<std::mutex> lock(core_->mu);
     std::map<std::string, Entry> next;
     std::vector<std::string> order;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      const std::string& name = specs[i].name;
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      const config::ProbeSpec& spec = probes[i].spec;
+      const std::string& name = spec.name;
       if (next.count(name)) continue;  // duplicate names are a config error; keep the first
       auto old = core_->entries.find(name);
-      if (old != core_->entries.end() && SameSpec(old->second.spec, specs[i]) &&
+      if (old != core_->entries.end() && old->second.generation == probes[i].generation &&
           old->second.device == keys[i]) {
         next[name] = std::move(old->second);
       } else {
         Entry e;
-        e.spec = specs[i];
+        e.spec = spec;
         e.device = keys[i];
-        e.generation = core_->next_generation++;
+        e.generation = probes[i].generation;
         if (old != core_->entries.end() && old->second.requested) {
           e.requested = old->second.requested;  // a RunNow waiting keeps waiting, on the new spec
-          e.requested->spec = specs[i];
+          e.requested->spec = spec;
           e.requested->device = keys[i];
           e.requested->generation = e.generation;
         }
         next[name] = std::move(e);
       }
       order.push_back(name);
-      names.insert(name);
     }
     // RunNow requests of removed probes resolve as skipped at the next dispatch.
     for (auto& [name, entry] : core_->entries) {
@@ -223,7 +214,6 @@ void Scheduler::Apply(std::vector<config::ProbeSpec> specs) {
     core_->order = std::move(order);
     core_->cv.notify_all();
   }
-  store_.Retain(names);
 }
 
 void Scheduler::Start() {
@@ -275,6 +265,7 @@ void Scheduler::DispatchLoop() {
       const bool current = it != core->entries.end() && it->second.generation == job->generation;
       if (it != core->entries.end() && it->second.running == job) it->second.running = nullptr;
       // `job` is a copy, so resetting entry.running above cannot null it.
+      result.generation = job->generation;
       deliveries.push_back(Delivery{std::move(job), std::move(result), current});
     };
 
@@ -379,14 +370,12 @@ void Scheduler::DispatchLoop() {
       lane->cv.notify_all();
     }
 
-    // 4. Deliver without the lock: the store and listeners may take their own locks or call
-    //    RunNow.
+    // 4. Deliver without the lock: listeners may take their own locks or call RunNow.
     if (!deliveries.empty()) {
       std::vector<ProbeListener> listeners = core->listeners;
       lock.unlock();
       for (auto& d : deliveries) {
         if (d.record) {
-          store_.Record(d.result);
           for (const auto& listener : listeners) {
             try {
               listener(d.result);

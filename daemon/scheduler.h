@@ -23,8 +23,9 @@
 // probe is already running or requested, it returns the same future, so callers join the running
 // result instead of starting another.
 //
-// Results go to the ResultStore and then to the listeners, on the dispatcher thread, in
-// completion order.
+// Results go to the listeners, on the dispatcher thread, in completion order; each carries the
+// generation of the probe definition it was started under (ProbeStates drops stale ones). A
+// result of a probe that Apply removed or changed while it ran goes to no listener.
 //
 // Thread-safety: every public method may be called from any thread, concurrently. Listeners run
 // on the dispatcher thread without the scheduler's lock held; they must be quick, may call
@@ -43,10 +44,10 @@
 #include <thread>
 #include <vector>
 
+#include "collectors/analysis/probe_states.h"
 #include "collectors/common/error.h"
 #include "collectors/probes/probe.h"
 #include "collectors/probes/probe_env.h"
-#include "collectors/probes/result_store.h"
 #include "config/config.h"
 
 namespace iodrift::daemon {
@@ -73,16 +74,17 @@ std::chrono::milliseconds JitteredInterval(config::Duration interval, double jit
 
 class Scheduler {
  public:
-  // `store` must outlive the Scheduler. `env` is copied; its `cancel` is replaced per run.
-  Scheduler(probes::ProbeEnv env, probes::ResultStore& store, SchedulerOptions options = {});
+  // `env` is copied; its `cancel` is replaced per run.
+  explicit Scheduler(probes::ProbeEnv env, SchedulerOptions options = {});
   ~Scheduler();  // Stop()
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Replaces the probe set atomically (initial config and every reload). Probes whose spec did
-  // not change keep their timetable; new or changed ones get a staggered first run; removed
-  // ones are dropped from the store (a run of theirs still in flight finishes unrecorded).
-  void Apply(std::vector<config::ProbeSpec> specs);
+  // Replaces the probe set atomically (initial config and every reload) with the set that
+  // ProbeStates::Define returned. Probes whose generation and device did not change keep their
+  // timetable; new or changed ones get a staggered first run; a run of a removed or changed
+  // probe still in flight finishes without reaching the listeners.
+  void Apply(std::vector<probes::DefinedProbe> probes);
 
   // Starts the dispatcher. Idempotent; no effect after Stop().
   void Start();
@@ -108,7 +110,6 @@ class Scheduler {
  private:
   void DispatchLoop();
 
-  probes::ResultStore& store_;
   std::shared_ptr<Core> core_;
   std::thread dispatcher_;
 };

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
-#include <set>
 
+#include "collectors/analysis/explain.h"
 #include "collectors/probes/drift.h"
 #include "daemon/probe_report.h"
 
@@ -613,24 +613,8 @@ std::string RenderBaselineTable(const probes::BaselineState& state) {
 }  // namespace
 
 std::string RenderStatusPage(const StatusPageInput& in) {
-  std::map<std::string, const probes::ProbeRecord*> records;
-  for (const auto& r : in.records) records[r.last.name] = &r;
-  std::map<std::string, const probes::ProbeHistory*> histories;
-  for (const auto& h : in.histories) histories[h.name] = &h;
-  // Probes in config order, then any recorded probe the config no longer names.
-  struct Row {
-    std::string name;
-    config::ProbeKind kind;
-    std::string target;
-  };
-  std::vector<Row> rows;
-  std::set<std::string> seen;
-  for (const auto& spec : in.probes) {
-    if (seen.insert(spec.name).second) rows.push_back({spec.name, spec.kind, spec.target});
-  }
-  for (const auto& r : in.records) {
-    if (seen.insert(r.last.name).second) rows.push_back({r.last.name, r.last.kind, r.last.target});
-  }
+  static const probes::ProbeSnapshot kNone;
+  const probes::ProbeSnapshot& states = in.probes ? *in.probes : kNone;  // in config order
 
   std::string out =
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -651,24 +635,24 @@ std::string RenderStatusPage(const StatusPageInput& in) {
 
   // Summary.
   out += "<h2>Probes</h2>";
-  if (rows.empty()) {
+  if (states.empty()) {
     out += "<p class=\"empty\">no probes configured</p>";
   } else {
     out +=
         "<table class=\"summary\"><thead><tr><th>probe</th><th>kind</th><th>target</th>"
         "<th>last run</th><th>result</th><th>last figure</th><th>baseline</th><th>ratio</th>"
         "<th>worst ratio (boot)</th><th>runs ok / failed</th></tr></thead><tbody>";
-    for (const auto& row : rows) {
+    for (const auto& state : states) {
+      const probes::ProbeState& rec = *state;
+      const config::ProbeSpec& row = rec.spec;
       out += "<tr><td><a href=\"#probe-" + HtmlEscape(SafeId(row.name)) + "\">" +
              HtmlEscape(row.name) + "</a></td>" +
              Cell(std::string(config::ProbeKindName(row.kind))) +
              Cell(row.target.empty() ? "-" : row.target);
-      auto it = records.find(row.name);
-      if (it == records.end()) {
+      if (!rec.ran()) {
         out += "<td colspan=\"7\" class=\"empty\">no runs yet</td></tr>";
         continue;
       }
-      const probes::ProbeRecord& rec = *it->second;
       std::uint64_t ok = 0, failed = 0;
       for (const auto& [outcome, n] : rec.runs) {
         (outcome == probes::Outcome::kOk ? ok : failed) += n;
@@ -688,29 +672,29 @@ std::string RenderStatusPage(const StatusPageInput& in) {
   }
 
   // Per probe.
-  for (const auto& row : rows) {
+  for (const auto& state : states) {
+    const probes::ProbeState& rec = *state;
+    const config::ProbeSpec& row = rec.spec;
     const std::string id = "probe-" + SafeId(row.name);
     out += "\n<section class=\"probe\" id=\"" + HtmlEscape(id) + "\" data-probe=\"" +
            HtmlEscape(row.name) + "\"><h2>" + HtmlEscape(row.name) + "</h2><p class=\"meta\">" +
            HtmlEscape(std::string(config::ProbeKindName(row.kind))) +
            (row.target.empty() ? "" : " · " + HtmlEscape(row.target)) + " · figure in " +
            HtmlEscape(std::string(probes::DriftFigureUnit(row.kind))) + "</p>";
-    auto rec = records.find(row.name);
-    if (rec != records.end() && !rec->second->last.success()) {
-      const auto& last = rec->second->last;
+    if (rec.ran() && !rec.last.success()) {
+      const auto& last = rec.last;
       out += "<p class=\"err\">last run " + HtmlEscape(probes::OutcomeName(last.outcome)) +
              (last.error.empty() ? "" : ": " + HtmlEscape(last.error)) + "</p>";
     }
-    auto hist = histories.find(row.name);
-    if (hist == histories.end() || hist->second->points.empty() || hist->second->kind != row.kind ||
-        hist->second->target != row.target) {
+    if (rec.history.empty()) {
       out += "<p class=\"empty\">no runs yet</p>";
     } else {
-      out += RenderProbeCharts(*hist->second, id);
+      out += RenderProbeCharts(
+          probes::ThinHistory(row.name, row.kind, row.target, rec.history, kMaxChartPoints), id);
     }
-    if (rec != records.end()) {
+    if (rec.ran()) {
       out += "<h3>explain</h3><pre class=\"explain\">" +
-             HtmlEscape(probes::ExplainProbe(*rec->second, rec->second->window)) + "</pre>";
+             HtmlEscape(probes::ExplainProbe(rec, rec.window)) + "</pre>";
     }
     out += "</section>";
   }

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/analysis/probe_states.h"
 #include "collectors/probes/baseline_store.h"
 #include "collectors/probes/history.h"
-#include "collectors/probes/result_store.h"
 #include "config/config.h"
 
 namespace iodrift::daemon {
@@ -38,11 +38,9 @@ struct StatusPageInput {
   double now_seconds = 0;  // wall clock (epoch) of the rendering
   std::optional<std::string> boot_id;
   std::optional<double> uptime_seconds;
-  std::vector<config::ProbeSpec> probes;        // the configured probes, in config order
-  std::vector<probes::ProbeRecord> records;     // ResultStore::Snapshot()
-  std::vector<probes::ProbeHistory> histories;  // ResultHistory::Snapshot()
-  std::size_t history_runs = 0;                 // the ring's bound per probe
-  probes::BaselineState baselines;              // ResultStore::Baselines()
+  std::shared_ptr<const probes::ProbeSnapshot> probes;  // ProbeStates::Snapshot()
+  std::size_t history_runs = 0;                         // the ring's bound per probe
+  probes::BaselineState baselines;                      // ProbeStates::Baselines()
 };
 
 std::string RenderStatusPage(const StatusPageInput& input);

@@ -135,12 +135,12 @@ std::string FormatProbeStatus(std::size_t probes, std::optional<double> last_run
   return out;
 }
 
-std::string ProbeStatusText(std::size_t configured, const std::vector<probes::ProbeRecord>& records,
-                            double now_epoch_seconds) {
+std::string ProbeStatusText(const probes::ProbeSnapshot& states, double now_epoch_seconds) {
   std::optional<double> last_end;
   std::size_t failing = 0;
-  for (const auto& record : records) {
-    const auto& r = record.last;
+  for (const auto& state : states) {
+    if (!state->ran()) continue;
+    const auto& r = state->last;
     if (r.start_time_seconds > 0) {
       const double end = r.start_time_seconds + r.duration_seconds;
       last_end = last_end ? std::max(*last_end, end) : end;
@@ -149,7 +149,7 @@ std::string ProbeStatusText(std::size_t configured, const std::vector<probes::Pr
   }
   std::optional<double> age;
   if (last_end) age = now_epoch_seconds - *last_end;
-  return FormatProbeStatus(configured, age, failing);
+  return FormatProbeStatus(states.size(), age, failing);
 }
 
 }  // namespace iodrift::daemon

@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectors/probes/result_store.h"
+#include "collectors/analysis/probe_states.h"
 
 namespace iodrift::daemon {
 
@@ -97,10 +97,9 @@ class SystemdNotifier {
 std::string FormatProbeStatus(std::size_t probes, std::optional<double> last_run_age_seconds,
                               std::size_t failing);
 
-// FormatProbeStatus over the store's records: `configured` probes; the most recent run start
-// plus duration across `records` compared with `now_epoch_seconds`; failing = records whose
+// FormatProbeStatus over the probe states: every probe of `states` configured; the most recent
+// run start plus duration compared with `now_epoch_seconds`; failing = probes that ran and whose
 // last outcome is not ok (timeouts and skips included).
-std::string ProbeStatusText(std::size_t configured, const std::vector<probes::ProbeRecord>& records,
-                            double now_epoch_seconds);
+std::string ProbeStatusText(const probes::ProbeSnapshot& states, double now_epoch_seconds);
 
 }  // namespace iodrift::daemon

@@ -4,9 +4,9 @@
 //
 // Every probe result carries the memory state of its own moment (probe.h), so the correlation is
 // exact: each figure is paired with the state at the start of (or the change during) its own run,
-// not with a scrape that happened seconds away. result_store.h keeps one DriftWindow per probe
-// and the baselines (baseline_store.h); daemon/probe_metrics.cpp exports the correlations as
-// iodrift_probe_correlation{probe,kind,target,feature}.
+// not with a scrape that happened seconds away. collectors/analysis/probe_states.h keeps one
+// DriftWindow per probe and the baselines (baseline_store.h); daemon/probe_metrics.cpp exports the
+// correlations as iodrift_probe_correlation{probe,kind,target,feature}.
 //
 // Features (DriftFeatureName; NaN when the result lacks the input):
 //   uptime_seconds          /proc/uptime at the start of the run
@@ -74,6 +74,8 @@ DriftFeatures UnknownFeatures();
 // memory; ops_per_second["read"] for random; ops_per_second["create"] for metadata. nullopt when
 // the result did not succeed or lacks the figure, or the figure is not finite and positive.
 std::optional<double> DriftFigure(const ProbeResult& result);
+// The op of that figure: "read" for random, "create" for metadata, "" for throughput kinds.
+std::string_view DriftFigureOp(config::ProbeKind kind);
 // "bytes/s" or "ops/s".
 std::string_view DriftFigureUnit(config::ProbeKind kind);
 bool IsThroughputKind(config::ProbeKind kind);
@@ -113,17 +115,7 @@ class DriftWindow {
   std::deque<DriftSample> samples_;
 };
 
-struct ProbeRecord;  // result_store.h
-
-// A one-screen answer for an operator: the last figure, the ratio to the baseline (and how the
-// baseline was formed), the worst ratio of this boot, then the features ranked by |rho| with
-// their current value and their value at baseline time. Pure; never fails (says what is missing).
-std::string ExplainProbe(const ProbeRecord& record, const DriftWindow& window);
-
-// The numbers behind ExplainProbe, for scripts (D-Bus Explain, `iodriftctl explain --json`):
-// last, baseline, ratio, worst_ratio, uptime_at_worst (those that exist), window_runs,
-// baseline_runs_needed, baseline_runs_counted, and "rho.<feature>" for every feature with a
-// correlation over `window`.
-std::map<std::string, double> ExplainFigures(const ProbeRecord& record, const DriftWindow& window);
+// ExplainProbe and ExplainFigures, which read a whole probe state, are in
+// collectors/analysis/explain.h.
 
 }  // namespace iodrift::probes

@@ -6,17 +6,6 @@
 #include <utility>
 
 namespace iodrift::probes {
-namespace {
-
-std::size_t Clamp(std::size_t capacity) {
-  return std::clamp(capacity, kMinHistoryRuns, kMaxHistoryRuns);
-}
-
-void Trim(std::deque<HistoryPoint>& points, std::size_t capacity) {
-  while (points.size() > capacity) points.pop_front();
-}
-
-}  // namespace
 
 std::vector<std::size_t> EvenlySpacedIndices(std::size_t n, std::size_t max) {
   std::vector<std::size_t> out;
@@ -49,84 +38,53 @@ HistoryPoint MakeHistoryPoint(const ProbeResult& result, const std::optional<dou
   return p;
 }
 
-ResultHistory::ResultHistory(std::size_t capacity) : capacity_(Clamp(capacity)) {}
-
-void ResultHistory::SetCapacity(std::size_t capacity) {
-  std::lock_guard lock(mu_);
-  capacity_ = Clamp(capacity);
-  for (auto& [name, history] : probes_) {
-    Trim(history.points, capacity_);
-    history.points.shrink_to_fit();
-    history.runs_kept = history.points.size();
-  }
-}
-
-std::size_t ResultHistory::capacity() const {
-  std::lock_guard lock(mu_);
-  return capacity_;
-}
-
-void ResultHistory::SetBootId(std::optional<std::string> boot_id) {
-  std::lock_guard lock(mu_);
-  if (boot_id && !boot_id->empty()) {
-    boot_id_ = std::make_shared<const std::string>(std::move(*boot_id));
+HistoryRing HistoryRing::Append(HistoryPoint point, std::size_t capacity) const {
+  HistoryRing out = *this;  // copies the chunk list, shares the chunks
+  if (out.chunks_.empty() || out.chunks_.back()->size() == kHistoryChunk) {
+    auto chunk = std::make_shared<std::vector<HistoryPoint>>();
+    chunk->reserve(kHistoryChunk);
+    chunk->push_back(std::move(point));
+    out.chunks_.push_back(std::move(chunk));
   } else {
-    boot_id_.reset();
+    auto chunk = std::make_shared<std::vector<HistoryPoint>>(*out.chunks_.back());
+    chunk->push_back(std::move(point));
+    out.chunks_.back() = std::move(chunk);
   }
-}
-
-void ResultHistory::Add(const ProbeResult& result, const std::optional<double>& baseline) {
-  std::lock_guard lock(mu_);
-  HistoryPoint point = MakeHistoryPoint(result, baseline, boot_id_);
-  auto [it, inserted] = probes_.try_emplace(result.name);
-  ProbeHistory& history = it->second;
-  if (inserted || history.kind != result.kind || history.target != result.target) {
-    history.name = result.name;
-    history.kind = result.kind;
-    history.target = result.target;
-    history.points.clear();
-  }
-  history.points.push_back(std::move(point));
-  Trim(history.points, capacity_);
-  history.runs_kept = history.points.size();
-}
-
-std::optional<ProbeHistory> ResultHistory::Get(const std::string& name) const {
-  std::lock_guard lock(mu_);
-  auto it = probes_.find(name);
-  if (it == probes_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::vector<ProbeHistory> ResultHistory::Snapshot() const {
-  return Snapshot(std::numeric_limits<std::size_t>::max());
-}
-
-std::vector<ProbeHistory> ResultHistory::Snapshot(std::size_t max_points) const {
-  std::lock_guard lock(mu_);
-  std::vector<ProbeHistory> out;
-  out.reserve(probes_.size());
-  for (const auto& [name, history] : probes_) {
-    ProbeHistory& copy = out.emplace_back();
-    copy.name = history.name;
-    copy.kind = history.kind;
-    copy.target = history.target;
-    copy.runs_kept = history.points.size();
-    for (std::size_t i : EvenlySpacedIndices(history.points.size(), max_points)) {
-      copy.points.push_back(history.points[i]);
-    }
-  }
+  ++out.size_;
+  while (out.size_ > capacity) out.DropOldest();
   return out;
 }
 
-void ResultHistory::Retain(const std::set<std::string>& names) {
-  std::lock_guard lock(mu_);
-  std::erase_if(probes_, [&](const auto& entry) { return !names.contains(entry.first); });
+HistoryRing HistoryRing::Trimmed(std::size_t capacity) const {
+  HistoryRing out = *this;
+  while (out.size_ > capacity) out.DropOldest();
+  return out;
 }
 
-void ResultHistory::Clear() {
-  std::lock_guard lock(mu_);
-  probes_.clear();
+void HistoryRing::DropOldest() {
+  if (size_ == 0) return;
+  ++skip_;
+  --size_;
+  if (skip_ == chunks_.front()->size()) {
+    chunks_.erase(chunks_.begin());
+    skip_ = 0;
+  }
+}
+
+const HistoryPoint& HistoryRing::operator[](std::size_t i) const {
+  const std::size_t j = i + skip_;
+  return (*chunks_[j / kHistoryChunk])[j % kHistoryChunk];
+}
+
+ProbeHistory ThinHistory(const std::string& name, config::ProbeKind kind, const std::string& target,
+                         const HistoryRing& ring, std::size_t max_points) {
+  ProbeHistory out;
+  out.name = name;
+  out.kind = kind;
+  out.target = target;
+  out.runs_kept = ring.size();
+  for (std::size_t i : EvenlySpacedIndices(ring.size(), max_points)) out.points.push_back(ring[i]);
+  return out;
 }
 
 }  // namespace iodrift::probes

@@ -1,7 +1,7 @@
-// ResultHistory: a bounded in-memory ring of the recent results of every probe, for the status
-// page (GET /) and /api/v1/probes.
+// History: a bounded in-memory ring of the recent results of a probe, for the status page (GET /)
+// and /api/v1/probes.
 //
-// ResultStore keeps the *last* result, the baseline and a drift window of valid figures; the
+// The probe state keeps the *last* result, the baseline and a drift window of valid figures; the
 // history keeps the last `capacity` runs of every outcome (errors and timeouts included, so a
 // chart shows the gaps), each reduced to a HistoryPoint: when it ran (wall clock, boot id,
 // uptime), how it ended, its DriftFigure (bytes/s or ops/s), the baseline at that moment and the
@@ -13,18 +13,16 @@
 // probes × 240 points: 299 KB). The maximum, 100000 runs per probe, is about 21 MB per probe.
 //
 // A probe redefined with another kind or target (a reload) starts an empty ring: its figures
-// would be in other units or of another device.
+// would be in other units or of another device (ProbeStates::Define).
 //
-// Thread-safety: all methods are safe to call concurrently; readers get copies.
+// Thread-safety: HistoryRing is immutable; its chunks are shared read-only.
 #pragma once
 
 #include <cstddef>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,39 +64,36 @@ std::vector<std::size_t> EvenlySpacedIndices(std::size_t n, std::size_t max);
 HistoryPoint MakeHistoryPoint(const ProbeResult& result, const std::optional<double>& baseline,
                               std::shared_ptr<const std::string> boot_id);
 
-class ResultHistory {
+// The last runs of one probe, oldest first: an immutable ring that successive probe states
+// share (collectors/analysis/probe_states.h keeps one in every published ProbeState). Points
+// live in chunks of kHistoryChunk; Append returns a new ring that shares every full chunk with
+// this one, so a run costs one chunk copy and the chunk list, never the whole ring, and a
+// reader holding an old state keeps a consistent ring.
+inline constexpr std::size_t kHistoryChunk = 64;
+
+class HistoryRing {
  public:
-  // `capacity`: points kept per probe, clamped to [kMinHistoryRuns, kMaxHistoryRuns].
-  explicit ResultHistory(std::size_t capacity = kDefaultHistoryRuns);
+  // This ring plus `point`, trimmed to the newest `capacity` points.
+  HistoryRing Append(HistoryPoint point, std::size_t capacity) const;
+  // The newest `capacity` points of this ring.
+  HistoryRing Trimmed(std::size_t capacity) const;
 
-  // Changes the bound; drops the oldest points of rings that are now too long.
-  void SetCapacity(std::size_t capacity);
-  std::size_t capacity() const;
-
-  // The boot id stamped on the points added from now on (the daemon sets it at start).
-  void SetBootId(std::optional<std::string> boot_id);
-
-  // Appends the point of `result` (see MakeHistoryPoint) to the ring of result.name, dropping
-  // the oldest point when full. `baseline`: the probe's baseline after this result (ResultStore).
-  void Add(const ProbeResult& result, const std::optional<double>& baseline);
-
-  // The history of one probe; nullopt when none was added.
-  std::optional<ProbeHistory> Get(const std::string& name) const;
-  // Every probe's history, ordered by name.
-  std::vector<ProbeHistory> Snapshot() const;
-  // The same with at most `max_points` points per probe (EvenlySpacedIndices), so a page that
-  // draws a few hundred points does not copy a history of 100000.
-  std::vector<ProbeHistory> Snapshot(std::size_t max_points) const;
-
-  // Forgets every probe not in `names` (after a reload removed them).
-  void Retain(const std::set<std::string>& names);
-  void Clear();
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const HistoryPoint& operator[](std::size_t i) const;  // 0 = oldest; i < size()
+  const HistoryPoint& back() const { return (*this)[size_ - 1]; }
 
  private:
-  mutable std::mutex mu_;
-  std::size_t capacity_;
-  std::shared_ptr<const std::string> boot_id_;
-  std::map<std::string, ProbeHistory> probes_;
+  void DropOldest();
+  // Every chunk but the last holds kHistoryChunk points; `skip_` are dropped from the first.
+  std::vector<std::shared_ptr<const std::vector<HistoryPoint>>> chunks_;
+  std::size_t skip_ = 0;
+  std::size_t size_ = 0;
 };
+
+// The history of one probe as the status page and the API show it: `ring` thinned to at most
+// `max_points` (EvenlySpacedIndices), with the ring's size in runs_kept.
+ProbeHistory ThinHistory(const std::string& name, config::ProbeKind kind, const std::string& target,
+                         const HistoryRing& ring, std::size_t max_points);
 
 }  // namespace iodrift::probes

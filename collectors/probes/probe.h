@@ -94,6 +94,10 @@ struct ProbeResult {
   // spec.requests for random. Set by RunProbe; nullopt for results made elsewhere (e.g. a
   // scheduler `skipped`), which then never restart a baseline.
   std::optional<std::uint64_t> spec_size;
+  // The generation of the probe definition this run was started under (ProbeStates::Define,
+  // stamped by the scheduler): a result of a removed or redefined probe is never recorded.
+  // 0 for results made outside the scheduler. Not part of any output.
+  std::uint64_t generation = 0;
 
   bool success() const { return outcome == Outcome::kOk; }
 };

@@ -12,6 +12,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <spdlog/spdlog.h>
 
+#include "collectors/analysis/explain.h"
 #include "collectors/proc/boot.h"
 #include "collectors/proc/meminfo.h"
 #include "daemon/dbus/result_dict.h"
@@ -224,7 +225,7 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
   }
   if (!options.record) throw sdbus::Error(kErrorFailed, "explain is not available in this daemon");
   auto record = options.record(name);
-  if (!record) {
+  if (!record || !record->ran()) {
     // Configured but never ran (yet): say so in the same shape as ExplainProbe.
     const std::string target = spec->target.empty() ? "" : ", " + spec->target;
     return {"probe " + name + " (" + std::string(config::ProbeKindName(spec->kind)) + target +

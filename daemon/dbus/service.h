@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "collectors/analysis/probe_states.h"
 #include "collectors/common/proc_root.h"
-#include "collectors/probes/result_store.h"
 #include "daemon/dbus/rate_limiter.h"
 
 namespace iodrift::daemon {
@@ -46,8 +46,8 @@ inline constexpr const char* kErrorInvalidConfig = "org.iodrift.Error.InvalidCon
 
 // Re-reads and applies the config; returns the problems (empty: applied). Runs on the bus thread.
 using ReloadFn = std::function<std::vector<std::string>()>;
-// The stored record of probe `name` (ResultStore::Get); nullopt when it never ran. Bus thread.
-using RecordFn = std::function<std::optional<probes::ProbeRecord>(const std::string&)>;
+// The state of probe `name` (ProbeStates::Get); null when no such probe is configured. Bus thread.
+using RecordFn = std::function<std::shared_ptr<const probes::ProbeState>(const std::string&)>;
 
 struct DbusServiceOptions {
   std::string mode = "auto";  // auto | system | session | ADDRESS (not "none")

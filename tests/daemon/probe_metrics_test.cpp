@@ -9,7 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "collectors/probes/result_store.h"
+#include "collectors/analysis/probe_states.h"
+#include "tests/analysis/states_test_util.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -45,14 +46,15 @@ std::string Label(const prometheus::ClientMetric& m, const std::string& name) {
 }
 
 TEST(AppendProbeFamilies, ExportsOpsBaselinesRatiosAndWorst) {
-  probes::ResultStore store;
-  for (int i = 0; i < 5; ++i) store.Record(Random(1000, 1e6, 10.0 * i));
-  store.Record(Random(400, 2e6, 3600));
+  probes::ProbeStates store;
+  for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Random(1000, 1e6, 10.0 * i));
+  probes::testing::DefineAndRecord(store, Random(400, 2e6, 3600));
   std::vector<prometheus::MetricFamily> out;
-  AppendProbeFamilies(store.Snapshot(), out);
-  const auto* baseline = Find(out, "iodrift_probe_baseline_bytes_per_second");
+  AppendProbeFamilies(*store.Snapshot(), out);
+  EXPECT_EQ(Find(out, "iodrift_probe_baseline_bytes_per_second"), nullptr);
+  const auto* baseline = Find(out, "iodrift_probe_baseline_ops_per_second");
   ASSERT_NE(baseline, nullptr);
-  EXPECT_NE(baseline->help.find("ops/s for random"), std::string::npos);
+  EXPECT_NE(baseline->help.find("random (op=read)"), std::string::npos);
   EXPECT_EQ(baseline->metric.at(0).gauge.value, 1000);
   const auto* ratio = Find(out, "iodrift_probe_baseline_ratio");
   ASSERT_NE(ratio, nullptr);
@@ -66,17 +68,17 @@ TEST(AppendProbeFamilies, ExportsOpsBaselinesRatiosAndWorst) {
 }
 
 TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints) {
-  probes::ResultStore store;
+  probes::ProbeStates store;
   for (std::size_t i = 0; i + 1 < probes::kMinCorrelationPoints; ++i) {
-    store.Record(Random(1000 - 10.0 * i, 1e6 * (1 + i), 60.0 * i));
+    probes::testing::DefineAndRecord(store, Random(1000 - 10.0 * i, 1e6 * (1 + i), 60.0 * i));
   }
   std::vector<prometheus::MetricFamily> out;
-  AppendProbeFamilies(store.Snapshot(), out);
+  AppendProbeFamilies(*store.Snapshot(), out);
   EXPECT_EQ(Find(out, "iodrift_probe_correlation"), nullptr);
 
-  store.Record(Random(1, 1e9, 1e5));
+  probes::testing::DefineAndRecord(store, Random(1, 1e9, 1e5));
   out.clear();
-  AppendProbeFamilies(store.Snapshot(), out);
+  AppendProbeFamilies(*store.Snapshot(), out);
   const auto* corr = Find(out, "iodrift_probe_correlation");
   ASSERT_NE(corr, nullptr);
   EXPECT_NE(corr->help.find("last " + std::to_string(probes::kDriftWindowSize)), std::string::npos);
@@ -95,51 +97,71 @@ TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints)
 }
 
 TEST(AppendProbeFamilies, ExportsTheConfiguredIntervalOfProbesThatRan) {
-  config::ProbeSpec random;
-  random.name = "disk-random";
+  probes::ProbeStates store;
+  ProbeResult r = Random(1000, 1e6, 10);
+  config::ProbeSpec random = probes::testing::SpecOf(r);
   random.interval = std::chrono::milliseconds(2500);
   config::ProbeSpec other;
   other.name = "never-ran";
   other.interval = std::chrono::minutes(10);
-  ProbeIntervals intervals = IntervalsOf({random, other});
-  EXPECT_DOUBLE_EQ(intervals.at("disk-random"), 2.5);
-  EXPECT_DOUBLE_EQ(intervals.at("never-ran"), 600);
-
-  probes::ResultStore store;
-  store.Record(Random(1000, 1e6, 10));
+  for (const auto& defined : store.Define({random, other})) {
+    if (defined.spec.name == r.name) r.generation = defined.generation;
+  }
+  ASSERT_TRUE(store.Record(r));
   std::vector<prometheus::MetricFamily> out;
-  AppendProbeFamilies(store.Snapshot(), out, intervals);
+  AppendProbeFamilies(*store.Snapshot(), out);
   const auto* interval = Find(out, "iodrift_probe_interval_seconds");
   ASSERT_NE(interval, nullptr);
   EXPECT_EQ(interval->type, prometheus::MetricType::Gauge);
-  ASSERT_EQ(interval->metric.size(), 1u);  // only probes with a record: labels come from the run
+  ASSERT_EQ(interval->metric.size(), 1u);  // only probes that ran: labels come from the run
   EXPECT_EQ(Label(interval->metric[0], "probe"), "disk-random");
   EXPECT_EQ(Label(interval->metric[0], "kind"), "random");
   EXPECT_EQ(Label(interval->metric[0], "target"), "/dev/vda");
   EXPECT_DOUBLE_EQ(interval->metric[0].gauge.value, 2.5);
+}
 
-  out.clear();
-  AppendProbeFamilies(store.Snapshot(), out);  // no intervals known: no family
-  EXPECT_EQ(Find(out, "iodrift_probe_interval_seconds"), nullptr);
+TEST(AppendProbeFamilies, BaselinesCarryTheirUnitInTheName) {
+  probes::ProbeStates store;
+  for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Random(1000, 1e6, 10.0 * i));
+  ProbeResult cached;
+  cached.name = "disk-cached";
+  cached.kind = config::ProbeKind::kCached;
+  cached.target = "/dev/vda";
+  cached.outcome = probes::Outcome::kOk;
+  cached.throughput_bytes_per_second = 3e9;
+  for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, cached);
+  std::vector<prometheus::MetricFamily> out;
+  AppendProbeFamilies(*store.Snapshot(), out);
+  const auto* bytes = Find(out, "iodrift_probe_baseline_bytes_per_second");
+  const auto* ops = Find(out, "iodrift_probe_baseline_ops_per_second");
+  ASSERT_NE(bytes, nullptr);
+  ASSERT_NE(ops, nullptr);
+  ASSERT_EQ(bytes->metric.size(), 1u);  // the random probe's ops/s never under a bytes name
+  EXPECT_EQ(Label(bytes->metric[0], "probe"), "disk-cached");
+  EXPECT_DOUBLE_EQ(bytes->metric[0].gauge.value, 3e9);
+  ASSERT_EQ(ops->metric.size(), 1u);
+  EXPECT_EQ(Label(ops->metric[0], "probe"), "disk-random");
+  EXPECT_EQ(Label(ops->metric[0], "op"), "read");
+  EXPECT_DOUBLE_EQ(ops->metric[0].gauge.value, 1000);
 }
 
 TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
-  probes::ResultStore store;
+  probes::ProbeStates store;
   ProbeResult r = Random(1000, 1e6, 10);
   r.latency = probes::LatencyHistogram{};
   r.latency->count = 64;
   r.latency->p50_seconds = 0.0002;
   r.latency->p99_seconds = 0.004;
-  store.Record(r);
+  probes::testing::DefineAndRecord(store, r);
   ProbeResult cached;  // a sequential kind carries no latency
   cached.name = "disk-cached";
   cached.kind = config::ProbeKind::kCached;
   cached.target = "/dev/vda";
   cached.outcome = probes::Outcome::kOk;
   cached.throughput_bytes_per_second = 1e9;
-  store.Record(cached);
+  probes::testing::DefineAndRecord(store, cached);
   std::vector<prometheus::MetricFamily> out;
-  AppendProbeFamilies(store.Snapshot(), out);
+  AppendProbeFamilies(*store.Snapshot(), out);
   const auto* last = Find(out, "iodrift_probe_latency_last_seconds");
   ASSERT_NE(last, nullptr);
   // A summary (promtool: a `quantile` label belongs to summaries only): the quantiles of the last
@@ -155,7 +177,7 @@ TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
   EXPECT_DOUBLE_EQ(by_quantile.at(0.5), 0.0002);
   EXPECT_DOUBLE_EQ(by_quantile.at(0.99), 0.004);
   auto record = store.Get("disk-random");
-  ASSERT_TRUE(record.has_value());
+  ASSERT_NE(record, nullptr);
   EXPECT_EQ(m.summary.sample_count, record->latency_total.count);
   EXPECT_DOUBLE_EQ(m.summary.sample_sum, record->latency_total.sum_seconds);
 
@@ -165,9 +187,9 @@ TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
   failed.error = "EIO";
   failed.ops_per_second.clear();
   failed.latency = r.latency;  // even with latencies of the operations before the error
-  store.Record(failed);
+  probes::testing::DefineAndRecord(store, failed);
   out.clear();
-  AppendProbeFamilies(store.Snapshot(), out);
+  AppendProbeFamilies(*store.Snapshot(), out);
   EXPECT_EQ(Find(out, "iodrift_probe_latency_last_seconds"), nullptr);
 }
 

@@ -90,8 +90,8 @@ class JsonChecker {
   std::size_t i_ = 0;
 };
 
-probes::ProbeRecord RandomRecord() {
-  probes::ProbeRecord rec;
+probes::ProbeState RandomRecord() {
+  probes::ProbeState rec;
   probes::ProbeResult& r = rec.last;
   r.name = "disk-random";
   r.kind = config::ProbeKind::kRandom;
@@ -109,24 +109,25 @@ probes::ProbeRecord RandomRecord() {
   return rec;
 }
 
-probes::ProbeHistory RandomHistory(std::size_t n) {
-  probes::ProbeHistory h;
-  h.name = "disk-random";
-  h.kind = config::ProbeKind::kRandom;
-  h.target = "/dev/\"vdb\"";
+// RandomRecord with `n` history points, one second apart from t = 1000.
+probes::ProbeState WithHistory(std::size_t n) {
+  probes::ProbeState rec = RandomRecord();
   for (std::size_t i = 0; i < n; ++i) {
-    probes::ProbeResult r = RandomRecord().last;
+    probes::ProbeResult r = rec.last;
     r.start_time_seconds = 1000 + static_cast<double>(i);
     r.uptime_seconds = 10 + static_cast<double>(i);
-    h.points.push_back(
-        probes::MakeHistoryPoint(r, 2000.0, std::make_shared<const std::string>("boot-1")));
+    rec.history = rec.history.Append(
+        probes::MakeHistoryPoint(r, 2000.0, std::make_shared<const std::string>("boot-1")), 240);
   }
-  return h;
+  return rec;
+}
+
+probes::ProbeSnapshot Snap(probes::ProbeState state) {
+  return {std::make_shared<const probes::ProbeState>(std::move(state))};
 }
 
 TEST(ProbesApiJson, IsValidJsonWithTheHeaderFirst) {
-  const std::string json =
-      ProbesApiJson(std::string("b"), 12.5, 240, {RandomRecord()}, {RandomHistory(3)});
+  const std::string json = ProbesApiJson(std::string("b"), 12.5, 240, Snap(WithHistory(3)));
   EXPECT_TRUE(JsonChecker(json).Valid()) << json;
   EXPECT_EQ(
       json.rfind(
@@ -138,13 +139,12 @@ TEST(ProbesApiJson, IsValidJsonWithTheHeaderFirst) {
 }
 
 TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
-  const probes::ProbeRecord rec = RandomRecord();
+  const probes::ProbeState rec = WithHistory(2);
   JsonWriter once;
   WriteProbeResultJson(once, rec.last);
   std::string fields = once.str();
   fields.pop_back();  // the closing brace: the API's object continues after these fields
-  const std::string json =
-      ProbesApiJson(std::nullopt, std::nullopt, 240, {rec}, {RandomHistory(2)});
+  const std::string json = ProbesApiJson(std::nullopt, std::nullopt, 240, Snap(rec));
   EXPECT_NE(
       json.find(
           fields +
@@ -164,26 +164,25 @@ TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
 }
 
 TEST(ProbesApiJson, NoProbesIsAnEmptyArray) {
-  const std::string json = ProbesApiJson(std::nullopt, 1.0, 2, {}, {});
+  const std::string json = ProbesApiJson(std::nullopt, 1.0, 2, {});
   EXPECT_EQ(json, "{\"boot_id\":null,\"uptime_seconds\":1,\"history_runs\":2,\"probes\":[]}\n");
 }
 
-TEST(ProbesApiJson, AHistoryOfAnotherTargetOrNoneGivesAnEmptyHistory) {
-  probes::ProbeHistory other = RandomHistory(3);
-  other.target = "/dev/vdc";
-  for (const auto& histories :
-       {std::vector<probes::ProbeHistory>{other}, std::vector<probes::ProbeHistory>{}}) {
-    const std::string json =
-        ProbesApiJson(std::nullopt, std::nullopt, 240, {RandomRecord()}, histories);
-    EXPECT_NE(json.find(R"("history":[]})"), std::string::npos) << json;
-    EXPECT_TRUE(JsonChecker(json).Valid());
-  }
+TEST(ProbesApiJson, NoHistoryGivesAnEmptyHistoryAndAProbeThatNeverRanIsLeftOut) {
+  probes::ProbeState never;
+  never.spec.name = "never";
+  never.last.name = "never";
+  probes::ProbeSnapshot states = Snap(RandomRecord());
+  states.push_back(std::make_shared<const probes::ProbeState>(never));
+  const std::string json = ProbesApiJson(std::nullopt, std::nullopt, 240, states);
+  EXPECT_NE(json.find(R"("history":[]})"), std::string::npos) << json;
+  EXPECT_EQ(json.find("never"), std::string::npos) << json;
+  EXPECT_TRUE(JsonChecker(json).Valid());
 }
 
 TEST(ProbesApiJson, LastPointsKeepsOnlyTheNewestHistory) {
   const auto json = [](std::optional<std::size_t> last) {
-    return ProbesApiJson(std::nullopt, std::nullopt, 240, {RandomRecord()}, {RandomHistory(5)},
-                         last);
+    return ProbesApiJson(std::nullopt, std::nullopt, 240, Snap(WithHistory(5)), last);
   };
   const std::string two = json(2);
   EXPECT_TRUE(JsonChecker(two).Valid()) << two;

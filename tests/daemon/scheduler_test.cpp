@@ -52,6 +52,11 @@ struct Recorder {
   int active = 0, max_active = 0;
 };
 
+// The probe states fed as the daemon feeds them: one ordinary listener.
+void Feed(Scheduler& s, probes::ProbeStates& states) {
+  s.AddListener([&states](const ProbeResult& r) { states.Record(r); });
+}
+
 config::ProbeSpec Spec(const std::string& name, const std::string& device,
                        std::chrono::milliseconds interval, std::chrono::milliseconds timeout = 5s) {
   config::ProbeSpec s;
@@ -131,9 +136,10 @@ TEST(JitteredInterval, StaysWithinTenPercentAndUsesTheWholeRange) {
 
 TEST(Scheduler, RunsEachProbeAboutEveryIntervalWithinTheJitter) {
   auto rec = std::make_shared<Recorder>();
-  probes::ResultStore store;
-  Scheduler s({}, store, FastOptions(FakeProbe(rec, 0ms)));
-  s.Apply({Spec("p", "a", 100ms)});
+  probes::ProbeStates store;
+  Scheduler s({}, FastOptions(FakeProbe(rec, 0ms)));
+  Feed(s, store);
+  s.Apply(store.Define({Spec("p", "a", 100ms)}));
   s.Start();
   std::this_thread::sleep_for(1050ms);
   s.Stop();
@@ -161,12 +167,13 @@ TEST(Scheduler, RunsEachProbeAboutEveryIntervalWithinTheJitter) {
 
 TEST(Scheduler, NeverOverlapsProbesOnTheSameDeviceButOverlapsDevices) {
   auto rec = std::make_shared<Recorder>();
-  probes::ResultStore store;
+  probes::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 40ms));
   options.max_concurrent = 4;
-  Scheduler s({}, store, options);
-  s.Apply({Spec("a1", "a", 50ms), Spec("a2", "a", 50ms), Spec("a3", "a", 50ms),
-           Spec("b1", "b", 50ms), Spec("b2", "b", 50ms)});
+  Scheduler s({}, options);
+  Feed(s, store);
+  s.Apply(store.Define({Spec("a1", "a", 50ms), Spec("a2", "a", 50ms), Spec("a3", "a", 50ms),
+                        Spec("b1", "b", 50ms), Spec("b2", "b", 50ms)}));
   s.Start();
   std::this_thread::sleep_for(800ms);
   s.Stop();
@@ -179,9 +186,10 @@ TEST(Scheduler, NeverOverlapsProbesOnTheSameDeviceButOverlapsDevices) {
 
 TEST(Scheduler, HonoursTheGlobalConcurrencyLimit) {
   auto rec = std::make_shared<Recorder>();
-  probes::ResultStore store;
-  Scheduler s({}, store, FastOptions(FakeProbe(rec, 20ms)));  // max_concurrent 1 by default
-  s.Apply({Spec("a", "a", 30ms), Spec("b", "b", 30ms), Spec("c", "c", 30ms)});
+  probes::ProbeStates store;
+  Scheduler s({}, FastOptions(FakeProbe(rec, 20ms)));  // max_concurrent 1 by default
+  Feed(s, store);
+  s.Apply(store.Define({Spec("a", "a", 30ms), Spec("b", "b", 30ms), Spec("c", "c", 30ms)}));
   s.Start();
   std::this_thread::sleep_for(400ms);
   s.Stop();
@@ -193,18 +201,19 @@ TEST(Scheduler, HonoursTheGlobalConcurrencyLimit) {
 TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ResultStore store;
+  probes::ProbeStates store;
   std::mutex mu;
   std::optional<Clock::time_point> timeout_seen;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"hang"}));
-  Scheduler s({}, store, options);  // global limit 1: the stuck probe must not hold it
+  Scheduler s({}, options);  // global limit 1: the stuck probe must not hold it
+  Feed(s, store);
   s.AddListener([&](const ProbeResult& r) {
     std::lock_guard<std::mutex> lock(mu);
     if (r.name == "hang" && r.outcome == Outcome::kTimeout && !timeout_seen)
       timeout_seen = Clock::now();
   });
-  s.Apply({Spec("hang", "fuse", 100ms, 200ms), Spec("same-dev", "fuse", 100ms),
-           Spec("other", "disk", 100ms)});
+  s.Apply(store.Define({Spec("hang", "fuse", 100ms, 200ms), Spec("same-dev", "fuse", 100ms),
+                        Spec("other", "disk", 100ms)}));
   const auto t0 = Clock::now();
   s.Start();
   std::this_thread::sleep_for(1200ms);
@@ -250,9 +259,10 @@ TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
 TEST(Scheduler, UsesADeviceAgainOnceItsStuckCallReturns) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ResultStore store;
-  Scheduler s({}, store, FastOptions(FakeProbe(rec, 0ms, gate, {"hang"})));
-  s.Apply({Spec("hang", "fuse", 100ms, 150ms)});
+  probes::ProbeStates store;
+  Scheduler s({}, FastOptions(FakeProbe(rec, 0ms, gate, {"hang"})));
+  Feed(s, store);
+  s.Apply(store.Define({Spec("hang", "fuse", 100ms, 150ms)}));
   s.Start();
   std::this_thread::sleep_for(400ms);
   EXPECT_EQ(store.Get("hang")->runs.at(Outcome::kTimeout), 1u);
@@ -269,11 +279,12 @@ TEST(Scheduler, UsesADeviceAgainOnceItsStuckCallReturns) {
 TEST(Scheduler, RunNowJoinsTheRunInFlight) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ResultStore store;
+  probes::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"slow"}));
   options.periodic = false;
-  Scheduler s({}, store, options);
-  s.Apply({Spec("slow", "a", 1h)});
+  Scheduler s({}, options);
+  Feed(s, store);
+  s.Apply(store.Define({Spec("slow", "a", 1h)}));
   auto not_started = s.RunNow("slow");
   ASSERT_FALSE(not_started);
   EXPECT_EQ(not_started.error().code, ESHUTDOWN);
@@ -309,12 +320,13 @@ TEST(Scheduler, RunNowJoinsTheRunInFlight) {
 TEST(Scheduler, StopResolvesOpenRequestsAndReturnsPromptly) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ResultStore store;
+  probes::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"stuck"}));
   options.periodic = false;
   options.shutdown_grace = 200ms;
-  Scheduler s({}, store, options);
-  s.Apply({Spec("stuck", "a", 1h, 1h), Spec("queued", "a", 1h)});
+  Scheduler s({}, options);
+  Feed(s, store);
+  s.Apply(store.Define({Spec("stuck", "a", 1h, 1h), Spec("queued", "a", 1h)}));
   s.Start();
   auto running = s.RunNow("stuck");
   for (int i = 0; i < 200 && gate->inside.load() == 0; ++i) std::this_thread::sleep_for(5ms);
@@ -334,14 +346,15 @@ TEST(Scheduler, StopResolvesOpenRequestsAndReturnsPromptly) {
 
 TEST(Scheduler, ApplyReplacesTheProbeSetAtomically) {
   auto rec = std::make_shared<Recorder>();
-  probes::ResultStore store;
+  probes::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms));
   options.max_concurrent = 3;
-  Scheduler s({}, store, options);
-  s.Apply({Spec("a", "x", 50ms), Spec("b", "y", 50ms)});
+  Scheduler s({}, options);
+  Feed(s, store);
+  s.Apply(store.Define({Spec("a", "x", 50ms), Spec("b", "y", 50ms)}));
   s.Start();
   std::this_thread::sleep_for(200ms);
-  s.Apply({Spec("b", "y", 50ms), Spec("c", "z", 50ms)});
+  s.Apply(store.Define({Spec("b", "y", 50ms), Spec("c", "z", 50ms)}));
   int a_calls;
   {
     std::lock_guard<std::mutex> lock(rec->mu);
@@ -354,8 +367,9 @@ TEST(Scheduler, ApplyReplacesTheProbeSetAtomically) {
   EXPECT_LE(rec->calls["a"], a_calls + 1);  // at most one run already in flight
   EXPECT_GE(rec->calls["c"], 2);
   EXPECT_GE(rec->calls["b"], 5);  // unchanged probe kept its timetable (~10 runs)
-  EXPECT_FALSE(store.Get("a").has_value());
-  EXPECT_TRUE(store.Get("c").has_value());
+  EXPECT_EQ(store.Get("a"), nullptr);
+  ASSERT_NE(store.Get("c"), nullptr);
+  EXPECT_TRUE(store.Get("c")->ran());
   const auto probes = s.Probes();
   ASSERT_EQ(probes.size(), 2u);
   EXPECT_EQ(probes[0].name, "b");
@@ -363,13 +377,14 @@ TEST(Scheduler, ApplyReplacesTheProbeSetAtomically) {
 }
 
 TEST(Scheduler, RunsTheRealProbeEngineOnDemand) {
-  probes::ResultStore store;
+  probes::ProbeStates store;
   SchedulerOptions options;
   options.periodic = false;
-  Scheduler s(probes::testing::MakeEnv(""), store, options);
+  Scheduler s(probes::testing::MakeEnv(""), options);
+  Feed(s, store);
   auto spec = probes::testing::MakeSpec("mem", config::ProbeKind::kMemory, "", 16 << 20);
   spec.time_budget = 20ms;
-  s.Apply({spec});
+  s.Apply(store.Define({spec}));
   s.Start();
   auto f = s.RunNow("mem");
   ASSERT_TRUE(f);

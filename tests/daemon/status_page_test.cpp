@@ -78,9 +78,9 @@ probes::ProbeHistory History(const std::string& name, config::ProbeKind kind,
   return h;
 }
 
-probes::ProbeRecord Record(const std::string& name, config::ProbeKind kind,
-                           const std::string& target) {
-  probes::ProbeRecord r;
+probes::ProbeState Record(const std::string& name, config::ProbeKind kind,
+                          const std::string& target) {
+  probes::ProbeState r;
   r.last.name = name;
   r.last.kind = kind;
   r.last.target = target;
@@ -93,6 +93,32 @@ probes::ProbeRecord Record(const std::string& name, config::ProbeKind kind,
   r.uptime_at_worst = 3600;
   r.runs = {{probes::Outcome::kOk, 5}, {probes::Outcome::kError, 1}};
   return r;
+}
+
+// The page's probes as the tests describe them (specs, records, histories by name), joined into
+// the one snapshot the page reads.
+struct PageProbes {
+  std::vector<config::ProbeSpec> specs;
+  std::vector<probes::ProbeState> records;
+  std::vector<probes::ProbeHistory> histories;
+};
+
+StatusPageInput With(StatusPageInput in, const PageProbes& pp) {
+  auto snapshot = std::make_shared<probes::ProbeSnapshot>();
+  for (const auto& spec : pp.specs) {
+    probes::ProbeState state;
+    for (const auto& r : pp.records) {
+      if (r.last.name == spec.name) state = r;
+    }
+    state.spec = spec;
+    for (const auto& h : pp.histories) {
+      if (h.name != spec.name) continue;
+      for (const auto& point : h.points) state.history = state.history.Append(point, 100000);
+    }
+    snapshot->push_back(std::make_shared<const probes::ProbeState>(std::move(state)));
+  }
+  in.probes = std::move(snapshot);
+  return in;
 }
 
 StatusPageInput Input() {
@@ -112,8 +138,9 @@ TEST(HtmlEscape, EscapesMarkupCharactersOnly) {
 
 TEST(RenderStatusPage, ANeverRunProbeSaysNoRunsYetAndDrawsNoChart) {
   StatusPageInput in = Input();
-  in.probes = {Spec("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
-  const std::string page = RenderStatusPage(in);
+  PageProbes pp;
+  pp.specs = {Spec("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
+  const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_NE(page.find("<!doctype html>"), std::string::npos);
   EXPECT_NE(page.find("<section class=\"probe\" id=\"probe-disk-cached\""), std::string::npos);
   EXPECT_GE(Count(page, "no runs yet"), 2u);  // summary row and section
@@ -142,10 +169,11 @@ TEST(RenderStatusPage, LinksToMetricsAndTheJsonApiAndLoadsNothingFromOutside) {
 
 TEST(RenderStatusPage, OneCircleForEveryPointOfEverySeries) {
   StatusPageInput in = Input();
-  in.probes = {Spec("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
-  in.records = {Record("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
-  in.histories = {History("disk-cached", config::ProbeKind::kCached, "/dev/vdb", 7)};
-  const std::string page = RenderStatusPage(in);
+  PageProbes pp;
+  pp.specs = {Spec("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
+  pp.records = {Record("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
+  pp.histories = {History("disk-cached", config::ProbeKind::kCached, "/dev/vdb", 7)};
+  const std::string page = RenderStatusPage(With(in, pp));
   const std::string fig = Svg(page, "probe-disk-cached-figure");
   ASSERT_FALSE(fig.empty()) << page;
   EXPECT_EQ(Count(fig, "<circle"), 7u);
@@ -172,9 +200,10 @@ TEST(RenderStatusPage, OneCircleForEveryPointOfEverySeries) {
 
 TEST(RenderStatusPage, DrawsTheBaselineAsADashedLineWithALegendEntry) {
   StatusPageInput in = Input();
-  in.probes = {Spec("r", config::ProbeKind::kRandom, "/dev/vdb")};
-  in.histories = {History("r", config::ProbeKind::kRandom, "/dev/vdb", 4, 1e8)};
-  const std::string fig = Svg(RenderStatusPage(in), "probe-r-figure");
+  PageProbes pp;
+  pp.specs = {Spec("r", config::ProbeKind::kRandom, "/dev/vdb")};
+  pp.histories = {History("r", config::ProbeKind::kRandom, "/dev/vdb", 4, 1e8)};
+  const std::string fig = Svg(RenderStatusPage(With(in, pp)), "probe-r-figure");
   const std::string baseline = SeriesGroup(fig, "baseline");
   ASSERT_FALSE(baseline.empty()) << fig;
   EXPECT_EQ(Count(baseline, "<polyline"), 1u);
@@ -188,11 +217,12 @@ TEST(RenderStatusPage, DrawsTheBaselineAsADashedLineWithALegendEntry) {
 
 TEST(RenderStatusPage, FailedRunsAreMarkedNotDrawnAsPointsAndSplitTheLine) {
   StatusPageInput in = Input();
-  in.probes = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
+  PageProbes pp;
+  pp.specs = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
   probes::ProbeHistory h = History("c", config::ProbeKind::kCached, "/dev/vdb", 5);
   h.points[2] = Point(h.points[2].time_seconds, std::nullopt, 1e8);
-  in.histories = {h};
-  const std::string fig = Svg(RenderStatusPage(in), "probe-c-figure");
+  pp.histories = {h};
+  const std::string fig = Svg(RenderStatusPage(With(in, pp)), "probe-c-figure");
   EXPECT_EQ(Count(fig, "<circle"), 4u);
   EXPECT_EQ(Count(SeriesGroup(fig, "figure"), "<polyline"), 2u);
   EXPECT_EQ(Count(fig, "<path class=\"fail\""), 1u + 1u);  // the mark and its legend entry
@@ -201,18 +231,19 @@ TEST(RenderStatusPage, FailedRunsAreMarkedNotDrawnAsPointsAndSplitTheLine) {
 
 TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
   StatusPageInput in = Input();
+  PageProbes pp;
   const std::string target = "/mnt/<script>alert(1)</script>";
-  in.probes = {Spec("x", config::ProbeKind::kCached, target)};
-  probes::ProbeRecord rec = Record("x", config::ProbeKind::kCached, target);
+  pp.specs = {Spec("x", config::ProbeKind::kCached, target)};
+  probes::ProbeState rec = Record("x", config::ProbeKind::kCached, target);
   rec.last.outcome = probes::Outcome::kError;
   rec.last.error = "open \"/mnt/<b>\": a & b";
-  in.records = {rec};
-  in.histories = {History("x", config::ProbeKind::kCached, target, 3)};
+  pp.records = {rec};
+  pp.histories = {History("x", config::ProbeKind::kCached, target, 3)};
   in.baselines.history.push_back(
       {"<past>",
        1'600'000'000,
        {{{"x", config::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0}}});
-  const std::string page = RenderStatusPage(in);
+  const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(page, "<script>"), 1u);  // our own, nothing injected
   EXPECT_EQ(page.find("<b>"), std::string::npos);
   EXPECT_EQ(page.find("<past>"), std::string::npos);
@@ -223,32 +254,36 @@ TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
 
 TEST(RenderStatusPage, DrawsAtMostMaxChartPointsOfALongHistory) {
   StatusPageInput in = Input();
-  in.probes = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
-  in.histories = {History("c", config::ProbeKind::kCached, "/dev/vdb", 1000)};
-  const std::string page = RenderStatusPage(in);
+  PageProbes pp;
+  pp.specs = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
+  pp.histories = {History("c", config::ProbeKind::kCached, "/dev/vdb", 1000)};
+  const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(Svg(page, "probe-c-figure"), "<circle"), kMaxChartPoints);
   EXPECT_NE(page.find("showing 240 of 1000 runs"), std::string::npos);
-  EXPECT_NE(page.find("data-i=\"999\""), std::string::npos);  // the newest is always drawn
+  // The newest is always drawn (data-i counts the points drawn, oldest first).
+  EXPECT_NE(page.find("data-i=\"239\""), std::string::npos);
 }
 
 TEST(RenderStatusPage, MarksABootBoundaryWhereTheBootIdChanges) {
   StatusPageInput in = Input();
-  in.probes = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
+  PageProbes pp;
+  pp.specs = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
   probes::ProbeHistory h = History("c", config::ProbeKind::kCached, "/dev/vdb", 4);
   for (std::size_t i = 2; i < 4; ++i) {
     h.points[i].boot_id = std::make_shared<const std::string>("boot-b");
     h.points[i].uptime_seconds = 30.0 * static_cast<double>(i);
   }
-  in.histories = {h};
-  const std::string page = RenderStatusPage(in);
+  pp.histories = {h};
+  const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(Svg(page, "probe-c-figure"), "<g class=\"boot\">"), 1u);
   EXPECT_EQ(Count(page, "<g class=\"boot\">"), 4u);  // on every chart of the probe
-  in.histories = {History("c", config::ProbeKind::kCached, "/dev/vdb", 4)};
-  EXPECT_EQ(Count(RenderStatusPage(in), "<g class=\"boot\">"), 0u);
+  pp.histories = {History("c", config::ProbeKind::kCached, "/dev/vdb", 4)};
+  EXPECT_EQ(Count(RenderStatusPage(With(in, pp)), "<g class=\"boot\">"), 0u);
 }
 
 TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {
   StatusPageInput in = Input();
+  PageProbes pp;
   probes::ProbeBaseline now;
   now.key = {"c", config::ProbeKind::kCached, "/dev/vdb", 0};
   now.baseline = 1024.0 * 1024 * 100;
@@ -259,7 +294,7 @@ TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {
       {"fedcba9876543210",
        1'690'000'000,
        {{{"r", config::ProbeKind::kRandom, "/dev/vdb", 64}, 5000.0, 0.42, 3'456'000.0}}});
-  const std::string page = RenderStatusPage(in);
+  const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_NE(page.find("<td>this boot (01234567)</td>"), std::string::npos) << page;
   EXPECT_NE(page.find("100 MiB/s"), std::string::npos);
   EXPECT_NE(page.find("0.75×"), std::string::npos);

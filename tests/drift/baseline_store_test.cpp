@@ -1,4 +1,4 @@
-// Baselines that survive restarts: the pure rules, the state file's format, and ResultStore with
+// Baselines that survive restarts: the pure rules, the state file's format, and ProbeStates with
 // persistence on a real directory (restart, new boot, changed size, corrupt and truncated files,
 // a write cut short by kill -9, a state dir that cannot be written).
 #include "collectors/probes/baseline_store.h"
@@ -8,7 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "collectors/probes/result_store.h"
+#include "collectors/analysis/probe_states.h"
+#include "tests/analysis/states_test_util.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -192,8 +193,8 @@ TEST(ParseBaselineState, RejectsTruncatedForeignAndGarbageText) {
 
 class PersistentStore : public ::testing::Test {
  protected:
-  std::unique_ptr<ResultStore> Open(const std::string& boot_id) {
-    auto store = std::make_unique<ResultStore>();
+  std::unique_ptr<ProbeStates> Open(const std::string& boot_id) {
+    auto store = std::make_unique<ProbeStates>();
     store->EnablePersistence(dir_.path(), boot_id, 1764685000, 0s);
     return store;
   }
@@ -204,20 +205,20 @@ class PersistentStore : public ::testing::Test {
 TEST_F(PersistentStore, RestartInTheSameBootKeepsTheBaseline) {
   {
     auto store = Open("boot-a");
-    for (double t : {100.0, 110.0, 90.0}) store->Record(Result(t));
+    for (double t : {100.0, 110.0, 90.0}) probes::testing::DefineAndRecord(*store, Result(t));
   }
   {
     auto store = Open("boot-a");  // a restart half way: the samples carry on
     EXPECT_EQ(store->Baselines().probes.at("disk buffered").samples.size(), 3u);
-    store->Record(Result(120));
-    store->Record(Result(80));
+    probes::testing::DefineAndRecord(*store, Result(120));
+    probes::testing::DefineAndRecord(*store, Result(80));
     auto rec = store->Get("disk buffered");
     ASSERT_TRUE(rec && rec->baseline);
     EXPECT_EQ(*rec->baseline, 100);
-    EXPECT_EQ(rec->baseline_bytes_per_second, 100);
+    EXPECT_EQ(rec->baseline_bytes_per_second(), 100);
   }
   auto store = Open("boot-a");
-  store->Record(Result(50, 64ull << 20, 7200));
+  probes::testing::DefineAndRecord(*store, Result(50, 64ull << 20, 7200));
   auto rec = store->Get("disk buffered");
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->baseline, 100);
@@ -230,8 +231,8 @@ TEST_F(PersistentStore, RestartInTheSameBootKeepsTheBaseline) {
 TEST_F(PersistentStore, ANewBootStartsFreshAndKeepsTheOldOneInTheHistory) {
   {
     auto store = Open("boot-a");
-    for (int i = 0; i < 5; ++i) store->Record(Result(100));
-    store->Record(Result(60, 64ull << 20, 3e6));
+    for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(100));
+    probes::testing::DefineAndRecord(*store, Result(60, 64ull << 20, 3e6));
   }
   auto store = Open("boot-b");
   const BaselineState state = store->Baselines();
@@ -241,7 +242,7 @@ TEST_F(PersistentStore, ANewBootStartsFreshAndKeepsTheOldOneInTheHistory) {
   ASSERT_EQ(state.history[0].probes.size(), 1u);
   EXPECT_EQ(state.history[0].probes[0].baseline, 100);
   EXPECT_EQ(state.history[0].probes[0].worst_ratio, 0.6);
-  store->Record(Result(100));
+  probes::testing::DefineAndRecord(*store, Result(100));
   EXPECT_FALSE(store->Get("disk buffered")->baseline);
   // The move is on disk at once, before any probe completes.
   EXPECT_NE(Slurp(File()).find("past boot-a"), std::string::npos);
@@ -249,9 +250,9 @@ TEST_F(PersistentStore, ANewBootStartsFreshAndKeepsTheOldOneInTheHistory) {
 
 TEST_F(PersistentStore, AChangedSizeRestartsTheBaseline) {
   auto store = Open("boot-a");
-  for (int i = 0; i < 5; ++i) store->Record(Result(100));
+  for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(100));
   ASSERT_TRUE(store->Get("disk buffered")->baseline);
-  store->Record(Result(100, 1ull << 30));
+  probes::testing::DefineAndRecord(*store, Result(100, 1ull << 30));
   auto rec = store->Get("disk buffered");
   EXPECT_FALSE(rec->baseline);
   EXPECT_EQ(rec->baseline_samples.size(), 1u);
@@ -261,7 +262,7 @@ TEST_F(PersistentStore, AChangedSizeRestartsTheBaseline) {
 TEST_F(PersistentStore, ATruncatedOrGarbageFileIsSetAsideAndReplaced) {
   {
     auto store = Open("boot-a");
-    for (int i = 0; i < 5; ++i) store->Record(Result(100));
+    for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(100));
   }
   const std::string good = Slurp(File());
   for (const std::string& bad : {good.substr(0, good.size() / 2), std::string("\x01\x02garbage\n"),
@@ -274,7 +275,7 @@ TEST_F(PersistentStore, ATruncatedOrGarbageFileIsSetAsideAndReplaced) {
     EXPECT_EQ(Slurp(dir_.path() / aside[0]), bad);  // kept for a post-mortem, not deleted
     EXPECT_TRUE(store->Baselines().probes.empty());
     EXPECT_TRUE(ParseBaselineState(Slurp(File())));  // replaced by a valid file at once
-    for (int i = 0; i < 5; ++i) store->Record(Result(200));
+    for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(200));
     EXPECT_EQ(store->Get("disk buffered")->baseline, 200);  // and the daemon carries on
   }
 }
@@ -282,7 +283,7 @@ TEST_F(PersistentStore, ATruncatedOrGarbageFileIsSetAsideAndReplaced) {
 TEST_F(PersistentStore, APartialTempFileFromAKilledWriteNeverMakesTheStateUnreadable) {
   {
     auto store = Open("boot-a");
-    for (int i = 0; i < 5; ++i) store->Record(Result(100));
+    for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(100));
   }
   const std::string good = Slurp(File());
   // kill -9 between write() and rename(): the temporary file holds half a state.
@@ -297,45 +298,46 @@ TEST_F(PersistentStore, AnUnwritableStateDirKeepsBaselinesInMemory) {
   // A regular file where the directory should be: fails for root too.
   const auto not_a_dir = dir_.path() / "file";
   Put(not_a_dir, "x");
-  ResultStore store;
+  ProbeStates store;
   store.EnablePersistence(not_a_dir, std::string("boot-a"), 1, 0s);
-  for (int i = 0; i < 5; ++i) store.Record(Result(100));
+  for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Result(100));
   store.Flush();
   EXPECT_EQ(store.Get("disk buffered")->baseline, 100);
   EXPECT_EQ(Slurp(not_a_dir), "x");
 }
 
 TEST_F(PersistentStore, SavesAtMostOncePerIntervalButFlushWritesEverything) {
-  ResultStore store;
+  ProbeStates store;
   store.EnablePersistence(dir_.path(), std::string("boot-a"), 1, std::chrono::hours(1));
-  store.Record(Result(100));  // within the interval of the initial save: not written yet
+  probes::testing::DefineAndRecord(
+      store, Result(100));  // within the interval of the initial save: not written yet
   EXPECT_EQ(Slurp(File()).find("sample "), std::string::npos);
   store.Flush();
   EXPECT_NE(Slurp(File()).find("sample "), std::string::npos);
 }
 
-TEST(ResultStore, WithoutABootIdStaysInMemory) {
+TEST(ProbeStates, WithoutABootIdStaysInMemory) {
   TempDir dir;
-  ResultStore store(3);
+  ProbeStates store(3);
   store.EnablePersistence(dir.path(), std::nullopt, std::nullopt);
-  for (double t : {1.0, 2.0, 3.0}) store.Record(Result(t));
+  for (double t : {1.0, 2.0, 3.0}) probes::testing::DefineAndRecord(store, Result(t));
   EXPECT_EQ(store.Get("disk buffered")->baseline, 2);
   store.Flush();
   EXPECT_FALSE(std::filesystem::exists(dir.path() / kBaselineFileName));
 }
 
-TEST(ResultStore, BaselinesForOpsKindsAreInOpsPerSecond) {
-  ResultStore store;
+TEST(ProbeStates, BaselinesForOpsKindsAreInOpsPerSecond) {
+  ProbeStates store;
   for (int i = 0; i < 5; ++i) {
     ProbeResult r = Result(0);
     r.kind = config::ProbeKind::kRandom;
     r.throughput_bytes_per_second.reset();
     r.ops_per_second["read"] = 1000 + i;
-    store.Record(r);
+    probes::testing::DefineAndRecord(store, r);
   }
   auto rec = store.Get("disk buffered");
   EXPECT_EQ(rec->baseline, 1002);
-  EXPECT_FALSE(rec->baseline_bytes_per_second);
+  EXPECT_FALSE(rec->baseline_bytes_per_second());
   EXPECT_EQ(rec->baseline_ratio, 1004.0 / 1002);
 }
 

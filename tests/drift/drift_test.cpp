@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/analysis/explain.h"
+#include "collectors/analysis/probe_states.h"
 #include "collectors/probes/context.h"
-#include "collectors/probes/result_store.h"
+#include "tests/analysis/states_test_util.h"
 
 namespace iodrift::probes {
 namespace {
@@ -141,7 +143,7 @@ TEST(DriftWindow, RanksSlabFirstWhenThroughputFallsExactlyAsSlabGrows) {
   EXPECT_FALSE(rho[Idx(DriftFeature::kMemFree)]);  // constant: no correlation
   EXPECT_FALSE(rho[Idx(DriftFeature::kCached)]);   // never known
 
-  ProbeRecord record;
+  ProbeState record;
   record.last = Buffered(2e9 - 3 * slab.back(), slab.back(), 2400);
   record.last_figure = record.last.throughput_bytes_per_second;
   record.baseline = 1.8e9;
@@ -163,7 +165,7 @@ TEST(ExplainProbe, PrintsCountsAsWholeNumbers) {
     r.vmstat_delta["pgsteal_direct"] = 13312u * static_cast<std::uint64_t>(i % 2);
     window.Add({*r.throughput_bytes_per_second, ExtractDriftFeatures(r)});
   }
-  ProbeRecord record;
+  ProbeState record;
   record.last = Buffered(1e9, 200e6, 1000);
   record.last_figure = 1e9;
   record.baseline = 1e9;
@@ -203,7 +205,7 @@ TEST(DriftWindow, KeepsOnlyTheLastCapacitySamples) {
 }
 
 TEST(ExplainProbe, SaysWhatIsMissingWhenNothingIsKnownYet) {
-  ProbeRecord record;
+  ProbeState record;
   record.last = Buffered(1e9, 1e8, 10);
   record.baseline_samples = {1e9, 1.1e9};
   const std::string text = ExplainProbe(record, DriftWindow{});
@@ -212,7 +214,7 @@ TEST(ExplainProbe, SaysWhatIsMissingWhenNothingIsKnownYet) {
 }
 
 TEST(ExplainFigures, HoldsTheNumbersBehindTheTextAndOmitsWhatIsUnknown) {
-  ProbeRecord forming;
+  ProbeState forming;
   forming.last = Buffered(1e9, 1e8, 10);
   forming.baseline_samples = {1e9, 1.1e9};
   auto f = ExplainFigures(forming, DriftWindow{});
@@ -223,7 +225,7 @@ TEST(ExplainFigures, HoldsTheNumbersBehindTheTextAndOmitsWhatIsUnknown) {
   EXPECT_EQ(f.at("window_runs"), 0);
 
   DriftWindow window;
-  ProbeRecord record;
+  ProbeState record;
   for (int i = 0; i < 10; ++i) {
     const double slab = 100e6 + 10e6 * i;
     const double throughput = 2e9 - 3 * slab;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -56,76 +55,45 @@ TEST(MakeHistoryPoint, AFailedRunHasNoFigureAndNoRatio) {
   EXPECT_FALSE(MakeHistoryPoint(RandomOk(1, 1000), std::nullopt, nullptr).ratio);
 }
 
-TEST(ResultHistory, KeepsOnlyTheLastCapacityPointsOldestFirst) {
-  ResultHistory history(3);
-  EXPECT_FALSE(history.Get("disk-random"));
-  for (int i = 1; i <= 10; ++i) history.Add(RandomOk(i, 100.0 * i), std::nullopt);
-  auto h = history.Get("disk-random");
-  ASSERT_TRUE(h);
-  ASSERT_EQ(h->points.size(), 3u);
-  EXPECT_EQ(h->points[0].time_seconds, 8);
-  EXPECT_EQ(h->points[1].time_seconds, 9);
-  EXPECT_EQ(h->points[2].time_seconds, 10);
-  EXPECT_EQ(h->points[2].figure, 1000);
-  EXPECT_EQ(h->kind, config::ProbeKind::kRandom);
-  EXPECT_EQ(h->target, "/dev/vdb");
-}
-
-TEST(ResultHistory, ClampsTheCapacityAndTrimsWhenItShrinks) {
-  EXPECT_EQ(ResultHistory(0).capacity(), kMinHistoryRuns);
-  EXPECT_EQ(ResultHistory(1u << 30).capacity(), kMaxHistoryRuns);
-  ResultHistory history(10);
-  for (int i = 1; i <= 10; ++i) history.Add(RandomOk(i, 100), std::nullopt);
-  history.SetCapacity(4);
-  EXPECT_EQ(history.capacity(), 4u);
-  auto h = history.Get("disk-random");
-  ASSERT_EQ(h->points.size(), 4u);
-  EXPECT_EQ(h->points.front().time_seconds, 7);
-  history.SetCapacity(8);  // growing keeps what is there
-  history.Add(RandomOk(11, 100), std::nullopt);
-  EXPECT_EQ(history.Get("disk-random")->points.size(), 5u);
-}
-
-TEST(ResultHistory, StampsTheBootIdSetBeforeTheRun) {
-  ResultHistory history;
-  history.Add(RandomOk(1, 100), std::nullopt);
-  history.SetBootId("boot-a");
-  history.Add(RandomOk(2, 100), std::nullopt);
-  auto h = history.Get("disk-random");
-  EXPECT_FALSE(h->points[0].boot_id);
-  ASSERT_TRUE(h->points[1].boot_id);
-  EXPECT_EQ(*h->points[1].boot_id, "boot-a");
-}
-
-TEST(ResultHistory, ARedefinedProbeStartsAnEmptyRing) {
-  ResultHistory history;
-  history.Add(RandomOk(1, 100), std::nullopt);
-  history.Add(RandomOk(2, 100), std::nullopt);
-  ProbeResult other = RandomOk(3, 100);
-  other.target = "/dev/vdc";
-  history.Add(other, std::nullopt);
-  auto h = history.Get("disk-random");
-  ASSERT_EQ(h->points.size(), 1u);
-  EXPECT_EQ(h->target, "/dev/vdc");
-}
-
-TEST(ResultHistory, RetainForgetsRemovedProbesAndSnapshotIsOrderedByName) {
-  ResultHistory history;
-  for (const char* name : {"c", "a", "b"}) {
-    ProbeResult r = RandomOk(1, 100);
-    r.name = name;
-    history.Add(r, std::nullopt);
+HistoryRing Filled(int from, int to, std::size_t capacity) {
+  HistoryRing ring;
+  for (int i = from; i <= to; ++i) {
+    ring = ring.Append(MakeHistoryPoint(RandomOk(i, 100.0 * i), std::nullopt, nullptr), capacity);
   }
-  auto all = history.Snapshot();
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].name, "a");
-  EXPECT_EQ(all[2].name, "c");
-  history.Retain({"b", "zzz"});
-  all = history.Snapshot();
-  ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].name, "b");
-  history.Clear();
-  EXPECT_TRUE(history.Snapshot().empty());
+  return ring;
+}
+
+TEST(HistoryRing, KeepsOnlyTheLastCapacityPointsOldestFirst) {
+  const HistoryRing ring = Filled(1, 10, 3);
+  ASSERT_EQ(ring.size(), 3u);
+  EXPECT_EQ(ring[0].time_seconds, 8);
+  EXPECT_EQ(ring[1].time_seconds, 9);
+  EXPECT_EQ(ring[2].time_seconds, 10);
+  EXPECT_EQ(ring.back().figure, 1000);
+}
+
+TEST(HistoryRing, KeepsOrderAcrossManyChunksAndTrims) {
+  const std::size_t capacity = 5 * kHistoryChunk + 7;
+  const HistoryRing ring = Filled(0, 20 * static_cast<int>(kHistoryChunk), capacity);
+  ASSERT_EQ(ring.size(), capacity);
+  const double first = 20.0 * kHistoryChunk - static_cast<double>(capacity) + 1;
+  for (std::size_t i = 0; i < ring.size(); ++i) {
+    ASSERT_EQ(ring[i].time_seconds, first + static_cast<double>(i)) << i;
+  }
+  const HistoryRing trimmed = ring.Trimmed(3);
+  ASSERT_EQ(trimmed.size(), 3u);
+  EXPECT_EQ(trimmed[0].time_seconds, 20.0 * kHistoryChunk - 2);
+  EXPECT_EQ(ring.size(), capacity);  // the original is unchanged
+}
+
+TEST(HistoryRing, AppendLeavesTheOlderRingAsItWas) {
+  const HistoryRing before = Filled(1, 3, 100);
+  const HistoryRing after =
+      before.Append(MakeHistoryPoint(RandomOk(4, 400), std::nullopt, nullptr), 100);
+  EXPECT_EQ(before.size(), 3u);
+  EXPECT_EQ(before.back().time_seconds, 3);
+  EXPECT_EQ(after.size(), 4u);
+  EXPECT_EQ(after.back().time_seconds, 4);
 }
 
 TEST(EvenlySpacedIndices, KeepsFirstAndLastAndAllWhenFew) {
@@ -140,36 +108,14 @@ TEST(EvenlySpacedIndices, KeepsFirstAndLastAndAllWhenFew) {
   EXPECT_TRUE(std::is_sorted(many.begin(), many.end()));
 }
 
-TEST(ResultHistory, AThinnedSnapshotCopiesAtMostMaxPointsAndTellsTheRingSize) {
-  ResultHistory history(1000);
-  for (int i = 0; i < 1000; ++i) history.Add(RandomOk(i, 100), std::nullopt);
-  auto thin = history.Snapshot(10);
-  ASSERT_EQ(thin.size(), 1u);
-  EXPECT_EQ(thin[0].points.size(), 10u);
-  EXPECT_EQ(thin[0].runs_kept, 1000u);
-  EXPECT_EQ(thin[0].points.front().time_seconds, 0);
-  EXPECT_EQ(thin[0].points.back().time_seconds, 999);
-  EXPECT_EQ(history.Snapshot()[0].points.size(), 1000u);
-  EXPECT_EQ(history.Snapshot()[0].runs_kept, 1000u);
-}
-
-TEST(ResultHistory, ConcurrentWritersAndReadersStayWithinTheBound) {
-  ResultHistory history(50);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&history, t] {
-      for (int i = 0; i < 500; ++i) {
-        ProbeResult r = RandomOk(i, 100);
-        r.name = "p" + std::to_string(t % 2);
-        history.Add(r, 50.0);
-        if (i % 50 == 0) (void)history.Snapshot();
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  auto all = history.Snapshot();
-  ASSERT_EQ(all.size(), 2u);
-  for (const auto& h : all) EXPECT_EQ(h.points.size(), 50u);
+TEST(ThinHistory, CopiesAtMostMaxPointsAndTellsTheRingSize) {
+  const HistoryRing ring = Filled(0, 999, 1000);
+  const ProbeHistory thin = ThinHistory("p", config::ProbeKind::kRandom, "/dev/vdb", ring, 10);
+  EXPECT_EQ(thin.name, "p");
+  EXPECT_EQ(thin.points.size(), 10u);
+  EXPECT_EQ(thin.runs_kept, 1000u);
+  EXPECT_EQ(thin.points.front().time_seconds, 0);
+  EXPECT_EQ(thin.points.back().time_seconds, 999);
 }
 
 }  // namespace

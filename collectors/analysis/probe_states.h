@@ -1,0 +1,167 @@
+// ProbeStates: the one owner of every probe's state. Per probe it holds the spec, the last
+// result, the run counters, the baseline (with its persisted file, baseline_store.h), the drift
+// window and its correlations (drift.h) and the history ring (history.h); nothing else in the
+// daemon keeps a copy of any of them or joins them by name.
+//
+// Life of a probe's state:
+//   Define(specs)  the probe set of the config (start and every reload). Each probe gets a
+//                  generation: unchanged specs keep theirs, new or changed ones get a new one
+//                  (a changed kind or target also starts a fresh state), removed probes are
+//                  forgotten at once — state, baseline and history. The scheduler is given
+//                  these DefinedProbes and stamps every result with the generation it was
+//                  started under.
+//   Record(result) one scheduler listener feeds every finished run. A result whose generation
+//                  is not the probe's current one (its probe was removed or redefined while it
+//                  ran) is dropped, never recorded: a removed probe cannot come back.
+//   Snapshot()     what every reader (exporter, status page, /api/v1/probes, D-Bus, systemd
+//                  status) works from: an immutable list of immutable ProbeStates, swapped
+//                  whole after each change. A reader copies one shared_ptr, never a drift window.
+//
+// Persistence (EnablePersistence): baselines are loaded from `<state_dir>/baselines` for this
+// boot and saved after a change, at most once per `min_save_interval` (Flush() at shutdown).
+// An unwritable state dir keeps everything in memory with one warning.
+//
+// Thread-safety: every method may be called from any thread. Saves run outside the lock that
+// Snapshot() takes, so a slow fsync never blocks a scrape.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/probes/baseline_store.h"
+#include "collectors/probes/drift.h"
+#include "collectors/probes/history.h"
+#include "collectors/probes/probe.h"
+#include "config/config.h"
+
+namespace iodrift::probes {
+
+inline constexpr std::chrono::seconds kDefaultMinSaveInterval{10};
+
+// A probe of the current set with the generation its results must carry.
+struct DefinedProbe {
+  config::ProbeSpec spec;
+  std::uint64_t generation = 0;
+};
+
+// Two specs measure the same thing on the same schedule (a reload that keeps it keeps the
+// probe's generation, timetable and state).
+bool SameSpec(const config::ProbeSpec& a, const config::ProbeSpec& b);
+
+// Everything known about one probe, immutable once published.
+struct ProbeState {
+  config::ProbeSpec spec;
+  std::uint64_t generation = 0;
+
+  // The last result (scheduled or on demand); only meaningful when ran().
+  ProbeResult last;
+  std::map<Outcome, std::uint64_t> runs;  // every Outcome present, 0 when never seen
+  std::uint64_t read_bytes_total = 0;
+  LatencyHistogram latency_total;  // cumulative over all runs (a histogram only grows)
+
+  // Baseline (baseline_store.h), in DriftFigureUnit(spec.kind): bytes/s or ops/s.
+  std::optional<double> baseline;
+  std::vector<double> baseline_samples;  // figures counted so far, until the baseline forms
+  std::size_t baseline_runs_needed = kDefaultBaselineRuns;
+  DriftFeatures baseline_features = UnknownFeatures();  // feature medians over those runs
+  std::optional<double> last_figure;                    // DriftFigure of the last run that had one
+  std::optional<double> baseline_ratio;                 // last_figure / baseline
+  std::optional<double> worst_ratio;                    // lowest valid ratio this boot
+  std::optional<double> uptime_at_worst;                // uptime (s) at the start of that run
+
+  DriftWindow window;              // last kDriftWindowSize valid figures + features
+  DriftCorrelations correlations;  // window.Correlations() after the last sample
+  HistoryRing history;             // the last runs of every outcome (empty when history is off)
+
+  bool ran() const;
+  // The baseline in bytes/s for throughput kinds (cached, buffered, direct, memory), else
+  // nullopt; the baseline in ops/s for random and metadata, else nullopt.
+  std::optional<double> baseline_bytes_per_second() const;
+  std::optional<double> baseline_ops_per_second() const;
+  // Clean runs that went into the baseline: all it needs once formed, else those so far.
+  std::size_t baseline_runs_counted() const;
+};
+
+// Every probe of the current set in Define order, ran or not.
+using ProbeSnapshot = std::vector<std::shared_ptr<const ProbeState>>;
+
+class ProbeStates {
+ public:
+  // `baseline_runs`: clean runs whose median forms a baseline (at least 1).
+  explicit ProbeStates(std::size_t baseline_runs = kDefaultBaselineRuns);
+  ~ProbeStates();  // Flush()
+  ProbeStates(const ProbeStates&) = delete;
+  ProbeStates& operator=(const ProbeStates&) = delete;
+
+  // Loads `<state_dir>/baselines` for this boot and saves there from now on. Call once, before
+  // the first Record(). Without a boot id persistence stays off, with a warning. Never fails: a
+  // corrupt file is set aside, an unwritable dir leaves the baselines in memory. Blocks for I/O.
+  void EnablePersistence(
+      const std::filesystem::path& state_dir, const std::optional<std::string>& boot_id,
+      const std::optional<std::uint64_t>& boot_time_seconds,
+      std::chrono::steady_clock::duration min_save_interval = kDefaultMinSaveInterval);
+
+  // Writes unsaved baseline changes now (shutdown). No-op without persistence or changes.
+  void Flush();
+
+  // The probe set (see the top of this file). Duplicate names keep the first. Returns the set
+  // with generations, in order, for Scheduler::Apply.
+  std::vector<DefinedProbe> Define(const std::vector<config::ProbeSpec>& specs);
+
+  // Records one finished run (see the top of this file). Returns false when it was dropped.
+  bool Record(const ProbeResult& result);
+
+  // The current set (see the top of this file).
+  std::shared_ptr<const ProbeSnapshot> Snapshot() const;
+  // One probe's state; null when the probe is not in the current set.
+  std::shared_ptr<const ProbeState> Get(const std::string& name) const;
+
+  // History rings: on, with at most `capacity` runs per probe (clamped to kMinHistoryRuns …
+  // kMaxHistoryRuns), or off (every ring emptied, nothing kept).
+  void ConfigureHistory(bool enabled, std::size_t capacity);
+  std::size_t history_capacity() const;
+  // The boot id stamped on history points from now on.
+  void SetBootId(std::optional<std::string> boot_id);
+
+  // The persisted part (current boot's baselines and the history of past boots).
+  BaselineState Baselines() const;
+
+ private:
+  struct Slot {
+    std::uint64_t generation = 0;
+    std::shared_ptr<const ProbeState> state;
+  };
+  void PublishLocked();
+  void MaybeSave(bool force);
+
+  const std::size_t baseline_runs_;
+  mutable std::mutex mu_;
+  std::vector<std::string> order_;  // Define order
+  std::map<std::string, Slot> slots_;
+  std::uint64_t next_generation_ = 1;
+  std::shared_ptr<const ProbeSnapshot> published_ = std::make_shared<const ProbeSnapshot>();
+  bool history_enabled_ = true;
+  std::size_t history_capacity_ = kDefaultHistoryRuns;
+  std::shared_ptr<const std::string> boot_id_;
+
+  // Baseline persistence (under mu_ unless noted).
+  BaselineState state_;
+  bool persist_ = false;
+  std::filesystem::path state_dir_;
+  std::chrono::steady_clock::duration min_save_interval_{};
+  std::chrono::steady_clock::time_point last_save_{};
+  bool dirty_ = false;
+  std::uint64_t save_seq_ = 0;
+  std::mutex save_mu_;             // taken without mu_ held
+  std::uint64_t written_seq_ = 0;  // under save_mu_: the newest state on disk
+  bool save_failing_ = false;      // under save_mu_: warned once
+};
+
+}  // namespace iodrift::probes

@@ -1,0 +1,52 @@
+// Test helper: record a hand-made ProbeResult into ProbeStates the way the daemon does — its
+// probe defined first (Define keeps the probes already defined), then the result stamped with
+// that probe's generation.
+//
+// Thread-safety: test-only.
+#pragma once
+
+#include <vector>
+
+#include "collectors/analysis/probe_states.h"
+
+namespace iodrift::probes::testing {
+
+// The spec a result's probe would have (name, kind, target, its configured amount).
+inline config::ProbeSpec SpecOf(const ProbeResult& r) {
+  config::ProbeSpec spec;
+  spec.name = r.name;
+  spec.kind = r.kind;
+  spec.target = r.target;
+  const std::uint64_t amount = r.spec_size.value_or(0);
+  if (r.kind == config::ProbeKind::kMetadata) {
+    spec.files = static_cast<std::uint32_t>(amount);
+  } else if (r.kind == config::ProbeKind::kRandom) {
+    spec.requests = static_cast<std::uint32_t>(amount);
+  } else {
+    spec.size = amount;
+  }
+  return spec;
+}
+
+// Defines r's probe in `states` (others stay as they are) and records `r`. Returns Record's
+// answer (true: recorded).
+inline bool DefineAndRecord(ProbeStates& states, ProbeResult r) {
+  std::vector<config::ProbeSpec> specs;
+  bool found = false;
+  const config::ProbeSpec mine = SpecOf(r);
+  for (const auto& state : *states.Snapshot()) {
+    if (state->spec.name == r.name) {
+      specs.push_back(mine);
+      found = true;
+    } else {
+      specs.push_back(state->spec);
+    }
+  }
+  if (!found) specs.push_back(mine);
+  for (const auto& defined : states.Define(specs)) {
+    if (defined.spec.name == r.name) r.generation = defined.generation;
+  }
+  return states.Record(r);
+}
+
+}  // namespace iodrift::probes::testing
