@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "collectors/probes/result_fields.h"
+
 namespace iodrift::daemon {
 namespace {
 
@@ -91,80 +93,44 @@ std::string FormatSeconds(double seconds) {
 }
 
 void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
-  w.BeginObject();
-  w.Key("name").String(r.name);
-  w.Key("kind").String(config::ProbeKindName(r.kind));
-  w.Key("target").String(r.target);
-  w.Key("success").Bool(r.success());
-  w.Key("result").String(probes::OutcomeName(r.outcome));
-  w.Key("supported").Bool(r.supported);
-  w.Key("error").String(r.error);
-  w.Key("start_time_seconds").Number(r.start_time_seconds);
-  w.Key("duration_seconds").Number(r.duration_seconds);
-  w.Key("bytes").Unsigned(r.bytes);
-  w.Key("throughput_bytes_per_second").OptionalNumber(r.throughput_bytes_per_second);
-  w.Key("ops_per_second");
-  if (r.ops_per_second.empty()) {
-    w.Null();
-  } else {
-    w.BeginObject();
-    for (const auto& [op, rate] : r.ops_per_second) {
-      w.Key(op).Number(rate);
+  // The one description of a result (result_fields.h), written as JSON.
+  struct Json : probes::ResultFieldVisitor {
+    explicit Json(JsonWriter& writer) : w(writer) {}
+    JsonWriter& w;
+    std::vector<bool> absent;  // per open group: written as null, members skipped
+    void Text(std::string_view key, const std::string& value) override { w.Key(key).String(value); }
+    void Flag(std::string_view key, bool value) override { w.Key(key).Bool(value); }
+    void Real(std::string_view key, const std::optional<double>& value) override {
+      w.Key(key).OptionalNumber(value);
     }
-    w.EndObject();
-  }
-  w.Key("latency_seconds").BeginObject();
-  w.Key("p50").OptionalNumber(r.latency ? r.latency->p50_seconds : std::nullopt);
-  w.Key("p99").OptionalNumber(r.latency ? r.latency->p99_seconds : std::nullopt);
-  w.Key("count");
-  if (r.latency)
-    w.Unsigned(r.latency->count);
-  else
-    w.Null();
-  w.EndObject();
-  w.Key("cpu_seconds").BeginObject();
-  w.Key("user").Number(r.cpu_user_seconds);
-  w.Key("system").Number(r.cpu_system_seconds);
-  w.EndObject();
-  w.Key("suspect").BeginArray();
-  for (const auto& reason : r.suspect) w.String(reason);
-  w.EndArray();
-  w.Key("context").BeginObject();
-  for (const auto& [field, value] : r.context) {
-    w.Key(field).Unsigned(value);
-  }
-  w.EndObject();
-  w.Key("vmstat_delta").BeginObject();
-  for (const auto& [field, value] : r.vmstat_delta) {
-    w.Key(field).Integer(value);
-  }
-  w.EndObject();
-  w.Key("extra").BeginObject();
-  for (const auto& [field, value] : r.extra) {
-    w.Key(field).Number(value);
-  }
-  w.EndObject();
-  w.Key("target_info").BeginObject();
-  w.Key("device").String(r.target_info.device);
-  w.Key("fstype").String(r.target_info.fstype);
-  w.Key("scheduler").String(r.target_info.scheduler);
-  w.Key("read_ahead_kb").String(r.target_info.read_ahead_kb);
-  w.Key("rotational").String(r.target_info.rotational);
-  w.Key("loop_dio").String(r.target_info.loop_dio);
-  w.Key("logical_block_size").Unsigned(r.target_info.logical_block_size);
-  w.EndObject();
-  w.Key("mode").String(r.mode);
-  w.Key("uptime_seconds").OptionalNumber(r.uptime_seconds);
-  w.Key("dentry_state").BeginObject();
-  for (const auto& [field, value] : r.dentry_state) {
-    w.Key(field).Unsigned(value);
-  }
-  w.EndObject();
-  w.Key("pressure_delta_us").BeginObject();
-  for (const auto& [field, value] : r.pressure_delta_us) {
-    w.Key(field).Unsigned(value);
-  }
-  w.EndObject();
+    void Count(std::string_view key, const std::optional<std::uint64_t>& value) override {
+      if (value) {
+        w.Key(key).Unsigned(*value);
+      } else {
+        w.Key(key).Null();
+      }
+    }
+    void Signed(std::string_view key, std::int64_t value) override { w.Key(key).Integer(value); }
+    void TextList(std::string_view key, const std::vector<std::string>& values) override {
+      w.Key(key).BeginArray();
+      for (const auto& value : values) w.String(value);
+      w.EndArray();
+    }
+    void BeginGroup(std::string_view key, probes::GroupShape, bool present) override {
+      absent.push_back(!present);
+      if (present) {
+        w.Key(key).BeginObject();
+      } else {
+        w.Key(key).Null();
+      }
+    }
+    void EndGroup() override {
+      if (!absent.back()) w.EndObject();
+      absent.pop_back();
+    }
+  } json(w);
+  w.BeginObject();
+  probes::VisitProbeResult(r, json);
   w.EndObject();
 }
 

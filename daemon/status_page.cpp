@@ -9,6 +9,7 @@
 
 #include "collectors/analysis/explain.h"
 #include "collectors/probes/drift.h"
+#include "collectors/probes/result_fields.h"
 #include "daemon/probe_report.h"
 
 namespace iodrift::daemon {
@@ -612,6 +613,46 @@ std::string RenderBaselineTable(const probes::BaselineState& state) {
 
 }  // namespace
 
+std::string ResultFieldsHtml(const probes::ProbeResult& result) {
+  // The one description of a result (result_fields.h) as a two-column table; nested fields are
+  // named group.member, fields that do not apply show "—".
+  struct Html : probes::ResultFieldVisitor {
+    std::string rows;
+    std::vector<std::string> prefix;
+    std::vector<bool> absent;
+    void Row(std::string_view key, const std::string& value) {
+      std::string name;
+      for (const auto& p : prefix) name += p + ".";
+      name += key;
+      rows += "<tr><th>" + HtmlEscape(name) + "</th><td>" + HtmlEscape(value) + "</td></tr>";
+    }
+    void Text(std::string_view key, const std::string& value) override { Row(key, value); }
+    void Flag(std::string_view key, bool value) override { Row(key, value ? "true" : "false"); }
+    void Real(std::string_view key, const std::optional<double>& value) override {
+      Row(key, value ? Printf("%.6g", *value) : "—");
+    }
+    void Count(std::string_view key, const std::optional<std::uint64_t>& value) override {
+      Row(key, value ? std::to_string(*value) : "—");
+    }
+    void Signed(std::string_view key, std::int64_t value) override {
+      Row(key, std::to_string(value));
+    }
+    void TextList(std::string_view key, const std::vector<std::string>& values) override {
+      std::string joined;
+      for (const auto& v : values) joined += (joined.empty() ? "" : ", ") + v;
+      Row(key, joined.empty() ? "—" : joined);
+    }
+    void BeginGroup(std::string_view key, probes::GroupShape, bool present) override {
+      if (!present) Row(key, "—");
+      prefix.emplace_back(key);
+    }
+    void EndGroup() override { prefix.pop_back(); }
+  } html;
+  probes::VisitProbeResult(result, html);
+  return "<details class=\"fields\"><summary>last run: every field</summary><table>" + html.rows +
+         "</table></details>";
+}
+
 std::string RenderStatusPage(const StatusPageInput& in) {
   static const probes::ProbeSnapshot kNone;
   const probes::ProbeSnapshot& states = in.probes ? *in.probes : kNone;  // in config order
@@ -693,6 +734,7 @@ std::string RenderStatusPage(const StatusPageInput& in) {
           probes::ThinHistory(row.name, row.kind, row.target, rec.history, kMaxChartPoints), id);
     }
     if (rec.ran()) {
+      out += ResultFieldsHtml(rec.last);
       out += "<h3>explain</h3><pre class=\"explain\">" +
              HtmlEscape(probes::ExplainProbe(rec, rec.window)) + "</pre>";
     }

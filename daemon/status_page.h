@@ -48,6 +48,10 @@ std::string RenderStatusPage(const StatusPageInput& input);
 // &, <, >, " and ' as entities; everything else (UTF-8 included) unchanged.
 std::string HtmlEscape(std::string_view text);
 
+// Every field of one result (collectors/probes/result_fields.h) as a collapsed <details> table,
+// under the probe's charts.
+std::string ResultFieldsHtml(const probes::ProbeResult& result);
+
 // --- The chart, exposed for tests -------------------------------------------------------------
 
 struct ChartPoint {

@@ -53,18 +53,6 @@ const std::vector<std::string_view>& ContextFields() {
   return kFields;
 }
 
-std::string ContextKey(std::string_view meminfo_name) {
-  std::string out;
-  for (char c : meminfo_name) {
-    if (c == '(') {
-      out.push_back('_');
-    } else if (c != ')') {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 bool IsTrackedVmstatField(std::string_view name) {
   for (std::string_view prefix : {"pgscan", "pgsteal", "allocstall", "workingset_refault"}) {
     if (name.substr(0, prefix.size()) == prefix) return true;
@@ -128,7 +116,7 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
 
   if (meminfo_) {
     for (std::string_view name : ContextFields()) {
-      if (auto v = meminfo_->Get(name)) result.context[ContextKey(name)] = *v;
+      if (auto v = meminfo_->Get(name)) result.context[std::string(name)] = *v;
     }
     if (LowFreeMemory(*meminfo_, working_set_bytes)) AddSuspect(result, "low_free_memory");
   }

@@ -42,10 +42,10 @@ inline constexpr double kPressureSuspectAvg10 = 10.0;
 // pages: what THP, large folios and readahead allocations cannot use).
 inline constexpr std::size_t kFragmentationOrder = 4;
 
-// Kernel meminfo names recorded in ProbeResult::context, and the key used there
-// ("Active(file)" → "Active_file", as in iodrift_meminfo_*).
+// Kernel meminfo names recorded in ProbeResult::context, under the kernel's own names
+// ("Active(file)", as D-Bus Snapshot and /proc/meminfo spell them; only metric *names* are
+// sanitised, iodrift_meminfo_Active_file_bytes).
 const std::vector<std::string_view>& ContextFields();
-std::string ContextKey(std::string_view meminfo_name);
 
 // Whether a /proc/vmstat counter is kept in ProbeResult::vmstat_delta: pgscan*, pgsteal*,
 // allocstall*, workingset_refault*, compact_{stall,fail,success}, pgfault, pgmajfault,

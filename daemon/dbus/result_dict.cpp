@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectors/probes/result_fields.h"
+
 namespace iodrift::daemon::dbus {
 namespace {
 
@@ -19,48 +21,88 @@ std::optional<T> Get(const Dict& dict, const std::string& key) {
   }
 }
 
+// The walk of result_fields.h as a{sv}: scalars as their D-Bus types (a field that does not
+// apply is left out), kRecord groups as a{sv}, kMap groups as typed maps (a{sd}, a{st}, a{sx});
+// an empty or absent group is left out.
+class DictWriter : public probes::ResultFieldVisitor {
+ public:
+  Dict Take() { return std::move(top_); }
+
+  void Text(std::string_view key, const std::string& value) override { Put(key, value); }
+  void Flag(std::string_view key, bool value) override { Put(key, value); }
+  void Real(std::string_view key, const std::optional<double>& value) override {
+    if (value) Put(key, *value);
+  }
+  void Count(std::string_view key, const std::optional<std::uint64_t>& value) override {
+    if (value) Put(key, *value);
+  }
+  void Signed(std::string_view key, std::int64_t value) override { Put(key, value); }
+  void TextList(std::string_view key, const std::vector<std::string>& values) override {
+    Put(key, values);
+  }
+  void BeginGroup(std::string_view key, probes::GroupShape shape, bool present) override {
+    groups_.push_back(Open{std::string(key), shape, present, {}, {}, {}, {}});
+  }
+  void EndGroup() override {
+    Open g = std::move(groups_.back());
+    groups_.pop_back();
+    if (!g.present) return;
+    if (g.shape == probes::GroupShape::kRecord) {
+      if (!g.record.empty()) Put(g.key, g.record);
+    } else if (!g.reals.empty()) {
+      Put(g.key, g.reals);
+    } else if (!g.counts.empty()) {
+      Put(g.key, g.counts);
+    } else if (!g.signeds.empty()) {
+      Put(g.key, g.signeds);
+    }
+  }
+
+ private:
+  struct Open {
+    std::string key;
+    probes::GroupShape shape;
+    bool present;
+    Dict record;
+    std::map<std::string, double> reals;
+    std::map<std::string, std::uint64_t> counts;
+    std::map<std::string, std::int64_t> signeds;
+  };
+  template <typename T>
+  void Put(std::string_view key, const T& value) {
+    std::string k(key);
+    if (groups_.empty()) {
+      top_[k] = sdbus::Variant(value);
+      return;
+    }
+    Open& g = groups_.back();
+    if (g.shape == probes::GroupShape::kRecord) {
+      g.record[k] = sdbus::Variant(value);
+    } else if constexpr (std::is_same_v<T, double>) {
+      g.reals[k] = value;
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+      g.counts[k] = value;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      g.signeds[k] = value;
+    }
+  }
+  Dict top_;
+  std::vector<Open> groups_;
+};
+
+template <typename Map>
+void CopyMap(const Dict& d, const std::string& key, Map& out) {
+  if (auto v = Get<std::map<std::string, typename Map::mapped_type>>(d, key)) {
+    out.insert(v->begin(), v->end());
+  }
+}
+
 }  // namespace
 
 Dict ToDict(const probes::ProbeResult& r) {
-  Dict d;
-  d["name"] = sdbus::Variant(r.name);
-  d["kind"] = sdbus::Variant(std::string(config::ProbeKindName(r.kind)));
-  d["target"] = sdbus::Variant(r.target);
-  d["success"] = sdbus::Variant(r.success());
-  d["result"] = sdbus::Variant(std::string(probes::OutcomeName(r.outcome)));
-  d["supported"] = sdbus::Variant(r.supported);
-  d["error"] = sdbus::Variant(r.error);
-  d["start_time_seconds"] = sdbus::Variant(r.start_time_seconds);
-  d["duration_seconds"] = sdbus::Variant(r.duration_seconds);
-  d["bytes"] = sdbus::Variant(static_cast<std::uint64_t>(r.bytes));
-  if (r.throughput_bytes_per_second) {
-    d["throughput_bytes_per_second"] = sdbus::Variant(*r.throughput_bytes_per_second);
-  }
-  if (!r.ops_per_second.empty()) d["ops_per_second"] = sdbus::Variant(r.ops_per_second);
-  if (r.latency) {
-    Dict latency;
-    if (r.latency->p50_seconds) latency["p50"] = sdbus::Variant(*r.latency->p50_seconds);
-    if (r.latency->p99_seconds) latency["p99"] = sdbus::Variant(*r.latency->p99_seconds);
-    latency["count"] = sdbus::Variant(static_cast<std::uint64_t>(r.latency->count));
-    d["latency_seconds"] = sdbus::Variant(latency);
-  }
-  d["cpu_seconds"] = sdbus::Variant(std::map<std::string, double>{
-      {"user", r.cpu_user_seconds}, {"system", r.cpu_system_seconds}});
-  d["suspect"] = sdbus::Variant(r.suspect);
-  std::map<std::string, std::uint64_t> context(r.context.begin(), r.context.end());
-  d["context"] = sdbus::Variant(context);
-  std::map<std::string, std::int64_t> vmstat(r.vmstat_delta.begin(), r.vmstat_delta.end());
-  d["vmstat_delta"] = sdbus::Variant(vmstat);
-  d["extra"] = sdbus::Variant(r.extra);
-  d["target_info"] = sdbus::Variant(
-      std::map<std::string, std::string>{{"device", r.target_info.device},
-                                         {"fstype", r.target_info.fstype},
-                                         {"scheduler", r.target_info.scheduler},
-                                         {"read_ahead_kb", r.target_info.read_ahead_kb},
-                                         {"rotational", r.target_info.rotational}});
-  if (r.uptime_seconds) d["uptime_seconds"] = sdbus::Variant(*r.uptime_seconds);
-  if (!r.mode.empty()) d["mode"] = sdbus::Variant(r.mode);
-  return d;
+  DictWriter writer;
+  probes::VisitProbeResult(r, writer);
+  return writer.Take();
 }
 
 probes::ProbeResult FromDict(const Dict& d) {
@@ -84,7 +126,7 @@ probes::ProbeResult FromDict(const Dict& d) {
   if (auto v = Get<double>(d, "duration_seconds")) r.duration_seconds = *v;
   if (auto v = Get<std::uint64_t>(d, "bytes")) r.bytes = *v;
   r.throughput_bytes_per_second = Get<double>(d, "throughput_bytes_per_second");
-  if (auto v = Get<std::map<std::string, double>>(d, "ops_per_second")) r.ops_per_second = *v;
+  CopyMap(d, "ops_per_second", r.ops_per_second);
   if (auto v = Get<Dict>(d, "latency_seconds")) {
     probes::LatencyHistogram latency;
     latency.p50_seconds = Get<double>(*v, "p50");
@@ -97,26 +139,26 @@ probes::ProbeResult FromDict(const Dict& d) {
     if (auto it = v->find("system"); it != v->end()) r.cpu_system_seconds = it->second;
   }
   if (auto v = Get<std::vector<std::string>>(d, "suspect")) r.suspect = *v;
-  if (auto v = Get<std::map<std::string, std::uint64_t>>(d, "context")) {
-    r.context.insert(v->begin(), v->end());
+  CopyMap(d, "context", r.context);
+  CopyMap(d, "vmstat_delta", r.vmstat_delta);
+  CopyMap(d, "extra", r.extra);
+  if (auto v = Get<Dict>(d, "target_info")) {
+    auto text = [&](const char* key) { return Get<std::string>(*v, key).value_or(""); };
+    r.target_info.device = text("device");
+    r.target_info.fstype = text("fstype");
+    r.target_info.scheduler = text("scheduler");
+    r.target_info.read_ahead_kb = text("read_ahead_kb");
+    r.target_info.rotational = text("rotational");
+    r.target_info.loop_dio = text("loop_dio");
+    r.target_info.logical_block_size =
+        static_cast<std::uint32_t>(Get<std::uint64_t>(*v, "logical_block_size").value_or(0));
   }
-  if (auto v = Get<std::map<std::string, std::int64_t>>(d, "vmstat_delta")) {
-    r.vmstat_delta.insert(v->begin(), v->end());
-  }
-  if (auto v = Get<std::map<std::string, double>>(d, "extra")) r.extra = *v;
-  if (auto v = Get<std::map<std::string, std::string>>(d, "target_info")) {
-    auto field = [&](const char* key) {
-      auto it = v->find(key);
-      return it == v->end() ? std::string() : it->second;
-    };
-    r.target_info.device = field("device");
-    r.target_info.fstype = field("fstype");
-    r.target_info.scheduler = field("scheduler");
-    r.target_info.read_ahead_kb = field("read_ahead_kb");
-    r.target_info.rotational = field("rotational");
-  }
-  r.uptime_seconds = Get<double>(d, "uptime_seconds");
   if (auto v = Get<std::string>(d, "mode")) r.mode = *v;
+  r.uptime_seconds = Get<double>(d, "uptime_seconds");
+  CopyMap(d, "dentry_state", r.dentry_state);
+  CopyMap(d, "pressure_delta_us", r.pressure_delta_us);
+  r.fragmentation_index = Get<double>(d, "fragmentation_index");
+  r.spec_size = Get<std::uint64_t>(d, "spec_size");
   return r;
 }
 

@@ -1,14 +1,15 @@
 // ProbeResult <-> the a{sv} dictionary of org.iodrift.Monitor1 (RunProbe's answer and the
 // ProbeCompleted signal).
 //
-// The keys are those of one probe of `iodriftd --once --json` (daemon/probe_report.h), with the
-// same names and units; a key whose JSON value would be null is left out (a{sv} has no null):
-//   name s, kind s, target s, success b, result s, supported b, error s, start_time_seconds d,
-//   duration_seconds d, bytes t, throughput_bytes_per_second d?, ops_per_second a{sd}?,
-//   latency_seconds a{sv}? {p50 d?, p99 d?, count t}, cpu_seconds a{sd} {user, system},
-//   suspect as, context a{st}, vmstat_delta a{sx}, extra a{sd}, target_info a{ss}
-//   {device, fstype, scheduler, read_ahead_kb, rotational}, uptime_seconds d?, mode s?.
-// FromDict is the inverse, so iodriftctl prints exactly what `--once` prints.
+// ToDict writes the one description of a result (collectors/probes/result_fields.h): the keys
+// are those of one probe of `iodriftd --once --json`, with the same names and units; a key whose
+// JSON value would be null, and an empty map, is left out (a{sv} has no null). Scalars are s, b,
+// d, t, x and as; maps of data keys are typed (ops_per_second, cpu_seconds, extra a{sd};
+// context, dentry_state, pressure_delta_us a{st}; vmstat_delta a{sx}); records of fixed keys
+// are a{sv} (latency_seconds {p50 d, p99 d, count t}, target_info {device, fstype, scheduler,
+// read_ahead_kb, rotational, loop_dio s, logical_block_size t}).
+// FromDict is the inverse, so iodriftctl prints exactly what `--once` prints; a test
+// (ResultFields.EveryOutputCarriesEveryField) fails when a field is missing from either.
 //
 // Thread-safety: pure functions.
 #pragma once
