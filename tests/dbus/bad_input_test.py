@@ -22,12 +22,10 @@ import shutil
 import struct
 import tempfile
 
-from iodrift_test import dbus
-from iodrift_test import dbus_wire
+from iodrift_test import dbus, dbus_wire
 from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.dbus import IFACE, NAME, PATH
 from iodrift_test.skip import fail, need_tools
-
 
 
 need_tools("dbus-daemon", "busctl")

@@ -27,8 +27,7 @@ import tempfile
 import threading
 import time
 
-from iodrift_test import dbus
-from iodrift_test import dbus_wire
+from iodrift_test import dbus, dbus_wire
 from iodrift_test.daemon import Daemon
 from iodrift_test.dbus import IFACE, NAME, PATH
 from iodrift_test.skip import fail, need_tools

@@ -16,8 +16,7 @@ import shutil
 import tempfile
 import time
 
-from iodrift_test import fuse
-from iodrift_test import prom
+from iodrift_test import fuse, prom
 from iodrift_test.config import write_temp_config
 from iodrift_test.daemon import Daemon, once_json, scrape
 from iodrift_test.skip import fail

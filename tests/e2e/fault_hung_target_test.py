@@ -23,8 +23,7 @@ import socket
 import tempfile
 import time
 
-from iodrift_test import fuse
-from iodrift_test import prom
+from iodrift_test import fuse, prom
 from iodrift_test.config import write_temp_config
 from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.skip import fail
