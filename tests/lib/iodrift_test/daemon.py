@@ -152,6 +152,7 @@ class ConfDaemon(Daemon):
             f.write(config_text)
         super().__init__("--config", self.config, "--state-dir", os.path.join(directory, "state"),
                          env=env, strict_stop=False, workdir=directory)
+        self.state_dir = os.path.join(directory, "state")
 
 
 def scrape(daemon, timeout=10):
