@@ -259,7 +259,8 @@ def report(phases, probes, page, samples):
     ratio = buffered.get("ratio")
     if buffered.get("baseline") is None or ratio is None:
         fail(f"sq-buffered has no baseline or ratio after "
-             f"{sum(map(len, [p['buffered'] for p in phases]))} runs: baseline {buffered.get('baseline')}, ratio {ratio}")
+             f"{sum(map(len, [p['buffered'] for p in phases]))} runs: "
+             f"baseline {buffered.get('baseline')}, ratio {ratio}")
     print(f"sq-buffered baseline {buffered['baseline'] / mb:.0f} MB/s, ratio of the last "
           f"(squeezed) run {ratio:.2f}, rho(reclaim_pages) {rho:+.2f}, rank "
           f"{ranked.index('reclaim_pages') + 1} of {len(ranked)}")
