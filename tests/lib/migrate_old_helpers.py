@@ -1,6 +1,6 @@
 """Re-points a Python test written against the old helper modules (tests/e2e/harness.py,
-tests/reliability/rel.py, tests/security/sec_util.py, tests/dbus/dbus_harness.py, tests/dbus/wire.py,
-tests/fuse/faultutil.py, tests/fuse/faultfs.py) to iodrift_test, in place, keeping continuation
+tests/reliability/rel.py, tests/security/sec_util.py, tests/dbus/dbus_harness.py,
+tests/dbus/wire.py, tests/fuse/faultutil.py, tests/fuse/faultfs.py) to iodrift_test, in place, keeping continuation
 lines aligned to their (moved) brackets. For merging branches that still use them; delete this
 file once none do.
 
