@@ -12,11 +12,9 @@ import io
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lint_dashboards as lint  # noqa: E402
 
 OVERVIEW = os.path.join(lint.REPO, "dashboards", "iodrift-overview.json")

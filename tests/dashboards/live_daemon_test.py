@@ -26,22 +26,20 @@ Checks (all failures are collected and printed together, each expression with it
   * "Active iodrift alerts": a test-only rule file adds an alert named Iodrift... that always
     fires (`for` 0), so both dashboards' ALERTS queries must show it.
 
-Stdlib only. Run as root: IODRIFTD=build/iodriftd python3 tests/dashboards/live_daemon_test.py
+Stdlib only. Run as root:
+  PYTHONPATH=tests/lib IODRIFTD=build/iodriftd python3 tests/dashboards/live_daemon_test.py
 """
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-import harness  # noqa: E402
+from iodrift_test.daemon import Daemon
+from iodrift_test.devices import Scratch, need_root
+from iodrift_test.skip import fail, skip
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
@@ -94,22 +92,14 @@ groups:
 
 
 def preflight():
-    if os.geteuid() != 0:
-        harness.skip("needs root for losetup and mount")
+    need_root("mkfs.ext4")
     for path in (PROMETHEUS, PROMTOOL):
         if not os.access(path, os.X_OK):
-            harness.skip(f"{path} not installed (Debian package 'prometheus')")
-    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
-        if not shutil.which(tool):
-            harness.skip(f"{tool} not installed")
+            skip(f"{path} not installed (Debian package 'prometheus')")
 
 
 preflight()
 import prometheus_smoke as smoke  # noqa: E402  (imports lint_dashboards)
-
-
-def sh(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def exported_names(text):
@@ -209,18 +199,12 @@ def check_live(base, instance, daemon_samples, failures, notes):
 def main():
     started = time.monotonic()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a CTest timeout: run the cleanup below
-    work = tempfile.mkdtemp(prefix="iodrift-live-dash-", dir="/var/tmp")
-    loop, mnt, prom = None, None, None
+    scratch = Scratch("live-dash")
+    work = scratch.dir
+    prom = None
     failures = []
     try:
-        img = os.path.join(work, "fs.img")
-        with open(img, "wb") as f:
-            f.truncate(96 << 20)
-        loop = sh("losetup", "--show", "-f", img)
-        sh("mkfs.ext4", "-q", "-F", loop)
-        mnt = os.path.join(work, "mnt")
-        os.makedirs(mnt)
-        sh("mount", loop, mnt)
+        mnt = scratch.mount(scratch.loop(96 << 20, "fs"), "mnt")
         data = os.path.join(mnt, "data.bin")
         with open(data, "wb") as f:
             f.write(os.urandom(24 << 20))
@@ -230,7 +214,7 @@ def main():
         config = os.path.join(work, "iodrift.yaml")
         probes = write_probe_config(config, data, probe_dir)
 
-        with harness.Daemon("--config", config) as daemon:
+        with Daemon("--config", config) as daemon:
             instance = "127.0.0.1:%d" % daemon.port
             prom_dir = os.path.join(work, "prometheus")
             os.makedirs(prom_dir)
@@ -242,7 +226,7 @@ def main():
                 cfg = f.read()
             cfg, n = re.subn(r"(?m)^rule_files:\n", "rule_files:\n  - iodrift-live-test.rules.yml\n", cfg)
             if n != 1:
-                harness.fail("prometheus.yml: no `rule_files:` line to extend")
+                fail("prometheus.yml: no `rule_files:` line to extend")
             with open(cfg_path, "w") as f:
                 f.write(cfg)
 
@@ -267,7 +251,7 @@ def main():
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=smoke._die_with_parent)
             if not smoke.wait_ready(base, prom, 30):
                 with open(log_path) as f:
-                    harness.fail("prometheus did not become ready:\n" + f.read()[-3000:])
+                    fail("prometheus did not become ready:\n" + f.read()[-3000:])
             ready = time.monotonic()
 
             # Every metric the dashboards and rules read is exported by the daemon. Poll: the
@@ -319,17 +303,12 @@ def main():
             except subprocess.TimeoutExpired:
                 prom.kill()
                 prom.wait()
-        if mnt:
-            if subprocess.run(["umount", mnt], capture_output=True).returncode != 0:
-                subprocess.run(["umount", "-l", mnt], capture_output=True)
-        if loop:
-            subprocess.run(["losetup", "-d", loop], capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
+        scratch.close()
     for f in failures:
         print("error: " + f)
     if failures:
-        harness.fail("%d problem(s) with the dashboards and rules against a live iodriftd"
-                     % len(failures))
+        fail("%d problem(s) with the dashboards and rules against a live iodriftd"
+             % len(failures))
     print("ok: promtool clean, target up, rules healthy, every dashboard expression returns data "
           "(%.0f s)" % (time.monotonic() - started))
 

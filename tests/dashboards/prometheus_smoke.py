@@ -39,7 +39,6 @@ import time
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lint_dashboards as lint  # noqa: E402
 
 SKIP = 77

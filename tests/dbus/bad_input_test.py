@@ -20,25 +20,22 @@ for a rejected call (iodrift_probe_runs_total stays where the valid calls put it
 import os
 import shutil
 import struct
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(__file__))
-import dbus_harness as dh  # noqa: E402
-from dbus_harness import harness  # noqa: E402
-import wire  # noqa: E402
+from iodrift_test import dbus, dbus_wire
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.dbus import IFACE, NAME, PATH
+from iodrift_test.skip import fail, need_tools
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
-import faultutil as fu  # noqa: E402
 
-dh.need_tools("dbus-daemon", "busctl")
+need_tools("dbus-daemon", "busctl")
 
 UNKNOWN_PROBE = "org.iodrift.Error.UnknownProbe"
 INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
 
 
-class RawConnection(wire.Connection):
-    """wire.Connection that also keeps the first string of an error reply (its message)."""
+class RawConnection(dbus_wire.Connection):
+    """dbus_wire.Connection that also keeps the first string of an error reply (its message)."""
 
     def error_reply(self, serial):
         while True:
@@ -66,32 +63,32 @@ class RawConnection(wire.Connection):
 
 work = tempfile.mkdtemp(prefix="iodrift-dbus-bad-", dir="/var/tmp")
 config = os.path.join(work, "iodrift.yaml")
-dh.write_config(config, work)
+dbus.write_two_probe_config(config, work)
 try:
-    with dh.Bus() as bus, harness.Daemon("--config", config, "--dbus", bus.address) as d:
+    with dbus.Bus() as bus, Daemon("--config", config, "--dbus", bus.address) as d:
         addr = bus.address
-        dh.wait_for_service(addr, d)
+        dbus.wait_for_service(addr, d)
 
         def healthy(what):
             if d.proc.poll() is not None:
-                harness.fail(f"iodriftd died after {what}: exit {d.proc.returncode}\n"
-                             f"{d.stderr()[-3000:]}")
-            res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "ListProbes", timeout=10)
+                fail(f"iodriftd died after {what}: exit {d.proc.returncode}\n"
+                     f"{d.stderr()[-3000:]}")
+            res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "ListProbes", timeout=10)
             if res.returncode != 0:
-                harness.fail(f"ListProbes failed after {what}: {res.stderr}")
-            samples, _ = fu.scrape(d)
+                fail(f"ListProbes failed after {what}: {res.stderr}")
+            samples, _ = scrape(d)
             return samples
 
-        def busctl_call(what, want, *args, path=dh.PATH, iface=dh.IFACE):
+        def busctl_call(what, want, *args, path=PATH, iface=IFACE):
             # busctl prints only the error message; with SYSTEMD_LOG_LEVEL=debug sd-bus also
             # logs the received error message with its name.
-            res = dh.run(["busctl", f"--address={addr}", "call", dh.NAME, path, iface, *args],
-                         timeout=20, env=dict(os.environ, SYSTEMD_LOG_LEVEL="debug"))
+            res = dbus.run(["busctl", f"--address={addr}", "call", NAME, path, iface, *args],
+                           timeout=20, env=dict(os.environ, SYSTEMD_LOG_LEVEL="debug"))
             out = res.stdout + res.stderr
             if res.returncode == 0:
-                harness.fail(f"{what}: succeeded, want {want}: {out}")
+                fail(f"{what}: succeeded, want {want}: {out}")
             if not any(w in out for w in want):
-                harness.fail(f"{what}: want one of {want}, got: {out.strip()[-600:]}")
+                fail(f"{what}: want one of {want}, got: {out.strip()[-600:]}")
             got = next(w for w in want if w in out)
             print(f"{what:48s} → {got}")
             healthy(what)
@@ -107,10 +104,10 @@ try:
         # A 1 MiB name over a raw connection (too long for any command line).
         conn = RawConnection(addr)
         big = "a" * (1 << 20)
-        reply = conn.error_reply(conn.send(dh.NAME, dh.PATH, dh.IFACE, "RunProbe", big))
+        reply = conn.error_reply(conn.send(NAME, PATH, IFACE, "RunProbe", big))
         conn.close()
         if reply[0] != UNKNOWN_PROBE:
-            harness.fail(f"RunProbe(1 MiB): got {reply[0]}: {reply[1][:200]!r}")
+            fail(f"RunProbe(1 MiB): got {reply[0]}: {reply[1][:200]!r}")
         print(f"{'RunProbe(<1 MiB name>)':48s} → {reply[0]} (reply {reply[2]} bytes)")
         healthy("a 1 MiB name")
 
@@ -136,22 +133,23 @@ try:
         # Properties: Version is read-only; there is no property Nope.
         busctl_call("Set Version", ("org.freedesktop.DBus.Error.PropertyReadOnly", INVALID_ARGS,
                                     "org.freedesktop.DBus.Error.AccessDenied"),
-                    "Set", "ssv", dh.IFACE, "Version", "s", "9.9", iface="org.freedesktop.DBus.Properties")
+                    "Set", "ssv", IFACE, "Version", "s", "9.9",
+                    iface="org.freedesktop.DBus.Properties")
         busctl_call("Get Nope", ("org.freedesktop.DBus.Error.UnknownProperty", INVALID_ARGS),
-                    "Get", "ss", dh.IFACE, "Nope", iface="org.freedesktop.DBus.Properties")
+                    "Get", "ss", IFACE, "Nope", iface="org.freedesktop.DBus.Properties")
 
         # Nothing ran for any of it; a valid call still works.
         samples = healthy("everything")
         ran = sum(v for n, ls, v in samples if n == "iodrift_probe_runs_total" and ls.get("probe") == "rnd")
         if ran:
-            harness.fail(f"{ran:.0f} runs of rnd happened for rejected calls")
-        res = dh.busctl(addr, "--timeout=120", "call", dh.NAME, dh.PATH, dh.IFACE, "RunProbe", "s",
-                        "rnd", timeout=150)
+            fail(f"{ran:.0f} runs of rnd happened for rejected calls")
+        res = dbus.busctl(addr, "--timeout=120", "call", NAME, PATH, IFACE, "RunProbe", "s",
+                          "rnd", timeout=150)
         if res.returncode != 0 or '"success" b true' not in res.stdout:
-            harness.fail(f"a valid RunProbe after the bad input failed: {res.stdout[:300]}{res.stderr}")
+            fail(f"a valid RunProbe after the bad input failed: {res.stdout[:300]}{res.stderr}")
         samples = healthy("a valid RunProbe")
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print("ok")

@@ -11,49 +11,50 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-import dbus_harness as dh  # noqa: E402
-from dbus_harness import harness  # noqa: E402
+from iodrift_test import dbus
+from iodrift_test.daemon import Daemon, ctl_binary
+from iodrift_test.dbus import IFACE, NAME, PATH
+from iodrift_test.skip import fail, need_tools
 
-dh.need_tools("dbus-daemon", "busctl", "gdbus")
+
+need_tools("dbus-daemon", "busctl", "gdbus")
 RESULT_KEYS = ("name", "kind", "target", "success", "error", "duration_seconds", "bytes",
                "throughput_bytes_per_second", "ops_per_second", "latency_seconds", "cpu_seconds",
                "suspect", "context")
 
 work = tempfile.mkdtemp(prefix="iodrift-dbus-", dir="/var/tmp")
 config = os.path.join(work, "iodrift.yaml")
-dh.write_config(config, work)
+dbus.write_two_probe_config(config, work)
 watch = None
 try:
-    with dh.Bus() as bus, harness.Daemon("--config", config, "--dbus", bus.address) as d:
+    with dbus.Bus() as bus, Daemon("--config", config, "--dbus", bus.address) as d:
         addr = bus.address
-        out = dh.wait_for_service(addr, d)
+        out = dbus.wait_for_service(addr, d)
         if '"mem" "memory" ""' not in out or '"rnd" "random"' not in out:
-            harness.fail(f"busctl ListProbes: {out!r}")
+            fail(f"busctl ListProbes: {out!r}")
 
-        res = dh.busctl(addr, "introspect", dh.NAME, dh.PATH, dh.IFACE)
+        res = dbus.busctl(addr, "introspect", NAME, PATH, IFACE)
         for member in ("ListProbes", "RunProbe", "Snapshot", "Explain", "Reload", "ProbeCompleted", "Version"):
             if member not in res.stdout:
-                harness.fail(f"introspection lacks {member}: {res.stdout}{res.stderr}")
-        res = dh.busctl(addr, "get-property", dh.NAME, dh.PATH, dh.IFACE, "Version")
+                fail(f"introspection lacks {member}: {res.stdout}{res.stderr}")
+        res = dbus.busctl(addr, "get-property", NAME, PATH, IFACE, "Version")
         if res.returncode != 0 or not res.stdout.startswith('s "'):
-            harness.fail(f"Version property: {res.stdout}{res.stderr}")
+            fail(f"Version property: {res.stdout}{res.stderr}")
 
         # iodriftctl watch, subscribed before any on-demand run.
-        watch = subprocess.Popen([dh.ctl_binary(), "--bus", addr, "watch", "--json"],
+        watch = subprocess.Popen([ctl_binary(), "--bus", addr, "watch", "--json"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = watch.stderr.readline()
         if "watching" not in line:
-            harness.fail(f"iodriftctl watch did not start: {line!r} rc={watch.poll()}")
+            fail(f"iodriftctl watch did not start: {line!r} rc={watch.poll()}")
 
         # gdbus: RunProbe answers the result dictionary.
-        res = dh.gdbus_call(addr, "RunProbe", "rnd")
+        res = dbus.gdbus_call(addr, "RunProbe", "rnd")
         if res.returncode != 0 or "'success': <true>" not in res.stdout or "'ops_per_second'" not in res.stdout:
-            harness.fail(f"gdbus RunProbe rnd: {res.stdout}{res.stderr}")
+            fail(f"gdbus RunProbe rnd: {res.stdout}{res.stderr}")
 
         # The signal reached watch (scheduled first runs of `mem` may come before it).
         for _ in range(5):
@@ -61,45 +62,45 @@ try:
             try:
                 signalled = json.loads(line)
             except ValueError:
-                harness.fail(f"watch printed {line!r}")
+                fail(f"watch printed {line!r}")
             if signalled.get("name") == "rnd":
                 break
         if signalled.get("name") != "rnd" or signalled.get("success") is not True:
-            harness.fail(f"watch: no successful ProbeCompleted for rnd, last {line!r}")
+            fail(f"watch: no successful ProbeCompleted for rnd, last {line!r}")
 
         # busctl: RunProbe too (a{sv} answer).
-        res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "RunProbe", "s", "mem")
+        res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "RunProbe", "s", "mem")
         if res.returncode != 0 or not res.stdout.startswith("a{sv}") or '"throughput_bytes_per_second"' not in res.stdout:
-            harness.fail(f"busctl RunProbe mem: {res.stdout}{res.stderr}")
+            fail(f"busctl RunProbe mem: {res.stdout}{res.stderr}")
 
         # iodriftctl run --json: the fields of one probe of `--once --json`.
-        res = dh.ctl(addr, "run", "rnd", "--json")
+        res = dbus.ctl(addr, "run", "rnd", "--json")
         if res.returncode != 0:
-            harness.fail(f"iodriftctl run rnd --json exited {res.returncode}: {res.stdout}{res.stderr}")
+            fail(f"iodriftctl run rnd --json exited {res.returncode}: {res.stdout}{res.stderr}")
         result = json.loads(res.stdout)
         for key in RESULT_KEYS:
             if key not in result:
-                harness.fail(f"iodriftctl run --json lacks {key}: {res.stdout}")
+                fail(f"iodriftctl run --json lacks {key}: {res.stdout}")
         if result["kind"] != "random" or not result["ops_per_second"] or result["latency_seconds"]["p50"] is None:
-            harness.fail(f"iodriftctl run --json: {res.stdout}")
-        res = dh.ctl(addr, "run", "rnd")
+            fail(f"iodriftctl run --json: {res.stdout}")
+        res = dbus.ctl(addr, "run", "rnd")
         if res.returncode != 0 or "PROBE" not in res.stdout or "read/s" not in res.stdout:
-            harness.fail(f"iodriftctl run rnd: {res.stdout}{res.stderr}")
+            fail(f"iodriftctl run rnd: {res.stdout}{res.stderr}")
 
         # Unknown probe: the error name, exit 2 from iodriftctl.
-        res = dh.gdbus_call(addr, "RunProbe", "no-such-probe")
+        res = dbus.gdbus_call(addr, "RunProbe", "no-such-probe")
         if res.returncode == 0 or "org.iodrift.Error.UnknownProbe" not in res.stderr:
-            harness.fail(f"RunProbe of an unknown name: {res.stdout}{res.stderr}")
-        res = dh.ctl(addr, "run", "no-such-probe")
+            fail(f"RunProbe of an unknown name: {res.stdout}{res.stderr}")
+        res = dbus.ctl(addr, "run", "no-such-probe")
         if res.returncode != 2 or "UnknownProbe" not in res.stderr:
-            harness.fail(f"iodriftctl run unknown: rc={res.returncode} {res.stderr}")
+            fail(f"iodriftctl run unknown: rc={res.returncode} {res.stderr}")
 
         # Explain: rnd ran (at least) three times above; the answer comes from those results.
-        res = dh.ctl(addr, "explain", "rnd")
+        res = dbus.ctl(addr, "explain", "rnd")
         if (res.returncode != 0 or not res.stdout.startswith("probe rnd (random")
                 or "baseline:" not in res.stdout or "ops/s" not in res.stdout):
-            harness.fail(f"iodriftctl explain rnd: rc={res.returncode} {res.stdout}{res.stderr}")
-        res = dh.ctl(addr, "explain", "rnd", "--json")
+            fail(f"iodriftctl explain rnd: rc={res.returncode} {res.stdout}{res.stderr}")
+        res = dbus.ctl(addr, "explain", "rnd", "--json")
         explained = json.loads(res.stdout)
         figures = explained.get("figures", {})
         # The runs may all be suspect on a busy machine (io_pressure) and so stay out of the
@@ -110,59 +111,59 @@ try:
                 and f"over the last {figures['window_runs']:g} runs" not in explained["text"]
                 or figures.get("last", 0) <= 0 or "baseline_runs_needed" not in figures
                 or figures.get("baseline_runs_counted", -1) < 0):
-            harness.fail(f"iodriftctl explain rnd --json: {res.stdout}")
-        res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "Explain", "s", "rnd")
+            fail(f"iodriftctl explain rnd --json: {res.stdout}")
+        res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "Explain", "s", "rnd")
         if res.returncode != 0 or not res.stdout.startswith("sa{sd}"):
-            harness.fail(f"busctl Explain rnd: {res.stdout}{res.stderr}")
-        res = dh.ctl(addr, "explain", "no-such-probe")
+            fail(f"busctl Explain rnd: {res.stdout}{res.stderr}")
+        res = dbus.ctl(addr, "explain", "no-such-probe")
         if res.returncode != 2 or "UnknownProbe" not in res.stderr:
-            harness.fail(f"iodriftctl explain unknown: rc={res.returncode} {res.stderr}")
+            fail(f"iodriftctl explain unknown: rc={res.returncode} {res.stderr}")
 
         # Snapshot: MemTotal as /proc/meminfo says, in bytes.
         with open("/proc/meminfo") as f:
             mem_total = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemTotal:"))
-        res = dh.ctl(addr, "snapshot", "--json")
+        res = dbus.ctl(addr, "snapshot", "--json")
         snap = json.loads(res.stdout)
         if snap.get("MemTotal") != mem_total or "uptime_seconds" not in snap:
-            harness.fail(f"snapshot MemTotal {snap.get('MemTotal')} != {mem_total}: {res.stdout}")
-        res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "Snapshot")
+            fail(f"snapshot MemTotal {snap.get('MemTotal')} != {mem_total}: {res.stdout}")
+        res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "Snapshot")
         if res.returncode != 0 or f'"MemTotal" {mem_total}' not in res.stdout:
-            harness.fail(f"busctl Snapshot: {res.stdout}{res.stderr}")
-        res = dh.ctl(addr, "list")
+            fail(f"busctl Snapshot: {res.stdout}{res.stderr}")
+        res = dbus.ctl(addr, "list")
         if res.returncode != 0 or "PROBE" not in res.stdout or "mem" not in res.stdout:
-            harness.fail(f"iodriftctl list: {res.stdout}{res.stderr}")
+            fail(f"iodriftctl list: {res.stdout}{res.stderr}")
 
         # Reload with a broken config: problems returned, running config kept.
         with open(config) as f:
             good = f.read()
         with open(config, "w") as f:
             f.write(good + "no_such_key: 1\n")
-        res = dh.ctl(addr, "reload")
+        res = dbus.ctl(addr, "reload")
         if res.returncode != 1 or "no_such_key" not in res.stderr:
-            harness.fail(f"reload of a broken config: rc={res.returncode} {res.stdout}{res.stderr}")
-        res = dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, "Reload")
+            fail(f"reload of a broken config: rc={res.returncode} {res.stdout}{res.stderr}")
+        res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "Reload")
         if res.returncode != 0 or not res.stdout.startswith("as 1 ") or "no_such_key" not in res.stdout:
-            harness.fail(f"busctl Reload of a broken config: {res.stdout}{res.stderr}")
-        out = dh.wait_for_service(addr, d)
+            fail(f"busctl Reload of a broken config: {res.stdout}{res.stderr}")
+        out = dbus.wait_for_service(addr, d)
         if '"rnd" "random"' not in out:
-            harness.fail(f"probes after a rejected reload: {out}")
+            fail(f"probes after a rejected reload: {out}")
         # A good config with one probe fewer is applied.
         with open(config, "w") as f:
             f.write(good.split("  - name: rnd")[0])
-        res = dh.ctl(addr, "reload")
+        res = dbus.ctl(addr, "reload")
         if res.returncode != 0:
-            harness.fail(f"reload of a good config: rc={res.returncode} {res.stdout}{res.stderr}")
-        out = dh.wait_for_service(addr, d)
+            fail(f"reload of a good config: rc={res.returncode} {res.stdout}{res.stderr}")
+        out = dbus.wait_for_service(addr, d)
         if '"rnd"' in out or '"mem"' not in out:
-            harness.fail(f"probes after reload: {out}")
+            fail(f"probes after reload: {out}")
         with open(config, "w") as f:
             f.write(good)
-        if dh.ctl(addr, "reload").returncode != 0:
-            harness.fail("reload back to the first config failed")
+        if dbus.ctl(addr, "reload").returncode != 0:
+            fail("reload back to the first config failed")
 
         # Rate limits: a burst of parallel calls from separate clients hits the global bucket;
         # the refused ones say when to retry, /metrics keeps answering.
-        procs = [subprocess.Popen([dh.ctl_binary(), "--bus", addr, "run", "rnd"],
+        procs = [subprocess.Popen([ctl_binary(), "--bus", addr, "run", "rnd"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for _ in range(30)]
         limited = ok = 0
@@ -171,23 +172,23 @@ try:
             if "org.iodrift.Error.RateLimited" in stderr and "retry in" in stderr:
                 limited += 1
                 if p.returncode != 1:
-                    harness.fail(f"rate-limited iodriftctl exited {p.returncode}, want 1")
+                    fail(f"rate-limited iodriftctl exited {p.returncode}, want 1")
             elif p.returncode == 0:
                 ok += 1
             else:
-                harness.fail(f"burst call failed otherwise: rc={p.returncode} {stderr}")
+                fail(f"burst call failed otherwise: rc={p.returncode} {stderr}")
         if limited == 0 or ok == 0:
-            harness.fail(f"burst of 30: {ok} ran, {limited} rate limited; want both")
+            fail(f"burst of 30: {ok} ran, {limited} rate limited; want both")
         status, _, body = d.get()
         if status != 200 or "iodrift_probe" not in body:
-            harness.fail(f"/metrics after the burst: {status}")
+            fail(f"/metrics after the burst: {status}")
 
         watch.terminate()
         watch.wait(10)
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
         if "dbus: serving org.iodrift.Monitor1" not in d.stderr():
-            harness.fail("no 'dbus: serving' log line")
+            fail("no 'dbus: serving' log line")
 finally:
     if watch and watch.poll() is None:
         watch.kill()

@@ -23,17 +23,17 @@ Measured RSS figures are printed (the README's Reliability section quotes them).
 """
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-import dbus_harness as dh  # noqa: E402
-from dbus_harness import harness  # noqa: E402
-import wire  # noqa: E402
+from iodrift_test import dbus, dbus_wire
+from iodrift_test.daemon import Daemon
+from iodrift_test.dbus import IFACE, NAME, PATH
+from iodrift_test.skip import fail, need_tools
 
-dh.need_tools("dbus-daemon", "busctl")
+
+need_tools("dbus-daemon", "busctl")
 ROUNDS = 6
 CLIENTS = 8
 PER_CLIENT = 125
@@ -59,10 +59,10 @@ def asan(pid):
 
 work = tempfile.mkdtemp(prefix="iodrift-flood-", dir="/var/tmp")
 config = os.path.join(work, "iodrift.yaml")
-dh.write_config(config, work)
+dbus.write_two_probe_config(config, work)
 try:
-    with dh.Bus() as bus, harness.Daemon("--config", config, "--dbus", bus.address) as d:
-        dh.wait_for_service(bus.address, d)
+    with dbus.Bus() as bus, Daemon("--config", config, "--dbus", bus.address) as d:
+        dbus.wait_for_service(bus.address, d)
         scrapes = []
         done = threading.Event()
 
@@ -87,10 +87,10 @@ try:
 
                 def client(i):
                     try:
-                        conn = wire.Connection(bus.address)
+                        conn = dbus_wire.Connection(bus.address)
                         replies = {}
                         for _ in range(PER_CLIENT // BATCH):
-                            serials = [conn.send(dh.NAME, dh.PATH, dh.IFACE, "RunProbe", "rnd")
+                            serials = [conn.send(NAME, PATH, IFACE, "RunProbe", "rnd")
                                        for _ in range(BATCH)]
                             replies.update(conn.replies(serials))
                         conn.close()
@@ -106,25 +106,25 @@ try:
                     t.join()
                 elapsed = time.monotonic() - start
                 if errors:
-                    harness.fail(f"round {rnd}: client errors: {errors[:3]}")
+                    fail(f"round {rnd}: client errors: {errors[:3]}")
                 ok = 0
                 for i, replies in enumerate(results):
                     if len(replies) != PER_CLIENT:
-                        harness.fail(f"round {rnd}: client {i} got {len(replies)} replies")
+                        fail(f"round {rnd}: client {i} got {len(replies)} replies")
                     mine = sum(1 for r in replies if r[0] == "return")
                     other = [r for r in replies if r[0] == "error" and r[1] not in REFUSED]
                     if other:
-                        harness.fail(f"round {rnd}: unexpected errors {other[:5]}")
+                        fail(f"round {rnd}: unexpected errors {other[:5]}")
                     if mine > 3 + int(elapsed / 2) + 1:
-                        harness.fail(f"round {rnd}: client {i} ran {mine} in {elapsed:.1f} s")
+                        fail(f"round {rnd}: client {i} ran {mine} in {elapsed:.1f} s")
                     ok += mine
                     for r in replies:
                         totals["return" if r[0] == "return" else r[1]] += 1
                 if ok > 10 + int(2 * elapsed) + 1:
-                    harness.fail(f"round {rnd}: {ok} runs admitted in {elapsed:.1f} s; the global "
-                                 f"bucket allows {10 + int(2 * elapsed) + 1}")
+                    fail(f"round {rnd}: {ok} runs admitted in {elapsed:.1f} s; the global "
+                         f"bucket allows {10 + int(2 * elapsed) + 1}")
                 if d.proc.poll() is not None:
-                    harness.fail(f"iodriftd died in round {rnd}: {d.stderr()[-3000:]}")
+                    fail(f"iodriftd died in round {rnd}: {d.stderr()[-3000:]}")
                 rss.append((f"flood {rnd}", vm_rss_kib(d.proc.pid)))
                 print(f"round {rnd}: {CLIENTS * PER_CLIENT} calls from {CLIENTS} clients in "
                       f"{elapsed:.2f} s: {ok} ran; VmRSS {rss[-1][1]} KiB")
@@ -136,8 +136,8 @@ try:
 
             def callers(n):
                 for _ in range(n):
-                    conn = wire.Connection(bus.address)
-                    caller_results.append(conn.wait(conn.send(dh.NAME, dh.PATH, dh.IFACE,
+                    conn = dbus_wire.Connection(bus.address)
+                    caller_results.append(conn.wait(conn.send(NAME, PATH, IFACE,
                                                               "RunProbe", "rnd")))
                     conn.close()
 
@@ -150,9 +150,9 @@ try:
             other = [r for r in caller_results if r[0] == "error" and r[1] not in REFUSED]
             ok = sum(1 for r in caller_results if r[0] == "return")
             if len(caller_results) != CALLERS or other:
-                harness.fail(f"many callers: {len(caller_results)} replies, unexpected {other[:5]}")
+                fail(f"many callers: {len(caller_results)} replies, unexpected {other[:5]}")
             if ok > 10 + int(2 * elapsed) + 1:
-                harness.fail(f"many callers: {ok} runs admitted in {elapsed:.1f} s")
+                fail(f"many callers: {ok} runs admitted in {elapsed:.1f} s")
             for r in caller_results:
                 totals["return" if r[0] == "return" else r[1]] += 1
             rss.append(("callers", vm_rss_kib(d.proc.pid)))
@@ -163,20 +163,20 @@ try:
             scraper.join()
 
         if not scrapes or not all(scrapes):
-            harness.fail(f"/metrics failed during the floods ({scrapes.count(False)} of {len(scrapes)})")
+            fail(f"/metrics failed during the floods ({scrapes.count(False)} of {len(scrapes)})")
         warm = rss[2][1]
         peak = max(v for _, v in rss[2:])
         print("VmRSS KiB: " + ", ".join(f"{k} {v}" for k, v in rss))
         print(f"totals over {sum(totals.values())} calls: {totals}; {len(scrapes)} scrapes all 200")
         if totals["return"] >= sum(totals.values()) // 10:
-            harness.fail(f"limits barely refused anything: {totals}")
+            fail(f"limits barely refused anything: {totals}")
         if asan(d.proc.pid):
             print("AddressSanitizer build: its quarantine (256 MiB) holds freed memory, so RSS "
                   "is not bounded here; LeakSanitizer checks leaks at exit instead")
         elif peak - warm > RSS_SLACK_KIB:
-            harness.fail(f"VmRSS grew by {peak - warm} KiB after warm-up (limit {RSS_SLACK_KIB})")
+            fail(f"VmRSS grew by {peak - warm} KiB after warm-up (limit {RSS_SLACK_KIB})")
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print("ok")

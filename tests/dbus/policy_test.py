@@ -8,26 +8,26 @@ run a probe. Needs root (exits 77 otherwise).
 """
 import os
 import shutil
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(__file__))
-import dbus_harness as dh  # noqa: E402
-from dbus_harness import harness  # noqa: E402
+from iodrift_test import dbus
+from iodrift_test.daemon import Daemon
+from iodrift_test.dbus import IFACE, NAME, PATH
+from iodrift_test.skip import fail, need_tools, require_root
 
-if os.geteuid() != 0:
-    harness.skip("needs root (owns the name on a system-like bus, calls as nobody)")
-dh.need_tools("dbus-daemon", "busctl", "setpriv")
+
+require_root("needs root (owns the name on a system-like bus, calls as nobody)")
+need_tools("dbus-daemon", "busctl", "setpriv")
 
 policy = os.path.join(os.environ["IODRIFT_SOURCE_DIR"], "systemd/org.iodrift.Monitor1.conf")
 NOBODY = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
 work = tempfile.mkdtemp(prefix="iodrift-policy-", dir="/var/tmp")
 config = os.path.join(work, "iodrift.yaml")
-dh.write_config(config, work)
+dbus.write_two_probe_config(config, work)
 
 
 def call(addr, method, *args, prefix=()):
-    return dh.busctl(addr, "call", dh.NAME, dh.PATH, dh.IFACE, method, *args, prefix=prefix)
+    return dbus.busctl(addr, "call", NAME, PATH, IFACE, method, *args, prefix=prefix)
 
 
 def denied(res):
@@ -35,46 +35,46 @@ def denied(res):
 
 
 try:
-    with dh.Bus(system_policy=policy) as bus, \
-            harness.Daemon("--config", config, "--dbus", bus.address) as d:
+    with dbus.Bus(system_policy=policy) as bus, \
+            Daemon("--config", config, "--dbus", bus.address) as d:
         addr = bus.address
-        dh.wait_for_service(addr, d)
+        dbus.wait_for_service(addr, d)
 
         # A non-root process may not own the name.
-        res = dh.run([*NOBODY, "busctl", f"--address={addr}", "call", "org.freedesktop.DBus",
-                      "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", "su",
-                      "org.iodrift.Monitor1.Other", "0"])
+        res = dbus.run([*NOBODY, "busctl", f"--address={addr}", "call", "org.freedesktop.DBus",
+                        "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", "su",
+                        "org.iodrift.Monitor1.Other", "0"])
         # (Any name under our prefix other than the service's own is simply not allowed either.)
         if res.returncode == 0 and "u 1" in res.stdout:
-            harness.fail(f"nobody could own a name: {res.stdout}")
+            fail(f"nobody could own a name: {res.stdout}")
 
         for method, args in (("RunProbe", ("s", "rnd")), ("Reload", ())):
             res = call(addr, method, *args, prefix=NOBODY)
             if not denied(res):
-                harness.fail(f"nobody {method}: want AccessDenied, got rc={res.returncode} "
-                             f"{res.stdout}{res.stderr}")
+                fail(f"nobody {method}: want AccessDenied, got rc={res.returncode} "
+                     f"{res.stdout}{res.stderr}")
         res = call(addr, "ListProbes", prefix=NOBODY)
         if res.returncode != 0 or '"rnd"' not in res.stdout:
-            harness.fail(f"nobody ListProbes: {res.stdout}{res.stderr}")
+            fail(f"nobody ListProbes: {res.stdout}{res.stderr}")
         res = call(addr, "Snapshot", prefix=NOBODY)
         if res.returncode != 0 or '"MemTotal"' not in res.stdout:
-            harness.fail(f"nobody Snapshot: {res.stdout}{res.stderr}")
-        res = dh.busctl(addr, "get-property", dh.NAME, dh.PATH, dh.IFACE, "Version", prefix=NOBODY)
+            fail(f"nobody Snapshot: {res.stdout}{res.stderr}")
+        res = dbus.busctl(addr, "get-property", NAME, PATH, IFACE, "Version", prefix=NOBODY)
         if res.returncode != 0:
-            harness.fail(f"nobody Version: {res.stdout}{res.stderr}")
-        res = dh.busctl(addr, "introspect", dh.NAME, dh.PATH, prefix=NOBODY)
+            fail(f"nobody Version: {res.stdout}{res.stderr}")
+        res = dbus.busctl(addr, "introspect", NAME, PATH, prefix=NOBODY)
         if res.returncode != 0 or "RunProbe" not in res.stdout:
-            harness.fail(f"nobody introspect: {res.stdout}{res.stderr}")
+            fail(f"nobody introspect: {res.stdout}{res.stderr}")
 
         # Root may.
         res = call(addr, "RunProbe", "s", "rnd")
         if res.returncode != 0 or '"success" b true' not in res.stdout:
-            harness.fail(f"root RunProbe: {res.stdout}{res.stderr}")
+            fail(f"root RunProbe: {res.stdout}{res.stderr}")
         res = call(addr, "Reload")
         if res.returncode != 0:
-            harness.fail(f"root Reload: {res.stdout}{res.stderr}")
+            fail(f"root Reload: {res.stdout}{res.stderr}")
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print("ok")

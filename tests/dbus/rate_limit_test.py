@@ -7,23 +7,23 @@ run, every other call gets org.iodrift.Error.RateLimited, nothing else fails, an
 """
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-import dbus_harness as dh  # noqa: E402
-from dbus_harness import harness  # noqa: E402
-import wire  # noqa: E402
+from iodrift_test import dbus, dbus_wire
+from iodrift_test.daemon import Daemon
+from iodrift_test.dbus import IFACE, NAME, PATH
+from iodrift_test.skip import fail, need_tools
 
-dh.need_tools("dbus-daemon", "busctl")
+
+need_tools("dbus-daemon", "busctl")
 work = tempfile.mkdtemp(prefix="iodrift-ratelimit-", dir="/var/tmp")
 config = os.path.join(work, "iodrift.yaml")
-dh.write_config(config, work)
+dbus.write_two_probe_config(config, work)
 try:
-    with dh.Bus() as bus, harness.Daemon("--config", config, "--dbus", bus.address) as d:
-        dh.wait_for_service(bus.address, d)
+    with dbus.Bus() as bus, Daemon("--config", config, "--dbus", bus.address) as d:
+        dbus.wait_for_service(bus.address, d)
         scrapes = []
         done = threading.Event()
 
@@ -35,12 +35,12 @@ try:
 
         scraper = threading.Thread(target=scrape)
         scraper.start()
-        conn = wire.Connection(bus.address)
+        conn = dbus_wire.Connection(bus.address)
         start = time.monotonic()
         replies = {}
         # Batches of 50: dbus-daemon caps the replies pending per connection.
         for _ in range(20):
-            serials = [conn.send(dh.NAME, dh.PATH, dh.IFACE, "RunProbe", "rnd") for _ in range(50)]
+            serials = [conn.send(NAME, PATH, IFACE, "RunProbe", "rnd") for _ in range(50)]
             replies.update(conn.replies(serials))
         elapsed = time.monotonic() - start
         done.set()
@@ -50,15 +50,16 @@ try:
         limited = sum(1 for r in replies.values() if r == ("error", "org.iodrift.Error.RateLimited"))
         other = [r for r in replies.values() if r[0] == "error" and r[1] != "org.iodrift.Error.RateLimited"]
         if other:
-            harness.fail(f"unexpected errors: {other[:5]}")
+            fail(f"unexpected errors: {other[:5]}")
         # Per caller: a burst of 3, then one every 2 s.
         allowed = 3 + int(elapsed / 2) + 1
         if ok < 1 or ok > allowed or ok + limited != 1000:
-            harness.fail(f"{ok} ran and {limited} were limited in {elapsed:.1f} s; at most {allowed} may run")
+            fail(f"{ok} ran and {limited} were limited in {elapsed:.1f} s; "
+                 f"at most {allowed} may run")
         if not scrapes or not all(scrapes):
-            harness.fail(f"/metrics failed during the flood ({scrapes.count(False)} of {len(scrapes)})")
+            fail(f"/metrics failed during the flood ({scrapes.count(False)} of {len(scrapes)})")
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
         print(f"{ok} ran, {limited} rate limited in {elapsed:.2f} s; {len(scrapes)} scrapes ok")
 finally:
     shutil.rmtree(work, ignore_errors=True)

@@ -2,14 +2,14 @@
 """Command line: --help, --version, usage errors (exit 2), --check-config (exit 0 / 78)."""
 import os
 import subprocess
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+from iodrift_test.daemon import binary
+from iodrift_test.skip import fail
+
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
-exe = harness.binary()
+exe = binary()
 
 
 def run(*args):
@@ -20,29 +20,29 @@ res = run("--help")
 for flag in ["--config", "--listen", "--proc-root", "--state-dir", "--dbus", "--log-level",
              "--check-config", "--once", "--json", "--version", "SIGHUP", "Exit status"]:
     if flag not in res.stdout:
-        harness.fail(f"--help does not mention {flag}")
+        fail(f"--help does not mention {flag}")
 if res.returncode != 0:
-    harness.fail("--help did not exit 0")
+    fail("--help did not exit 0")
 
 res = run("--version")
 if res.returncode != 0 or not res.stdout.startswith("iodriftd "):
-    harness.fail(f"--version: {res.returncode} {res.stdout!r}")
+    fail(f"--version: {res.returncode} {res.stdout!r}")
 
 res = run("--bogus")
 if res.returncode != 2 or "unknown option '--bogus'" not in res.stderr:
-    harness.fail(f"unknown option: {res.returncode} {res.stderr!r}")
+    fail(f"unknown option: {res.returncode} {res.stderr!r}")
 
 res = run("--listen")
 if res.returncode != 2 or "requires an argument" not in res.stderr:
-    harness.fail(f"missing argument: {res.returncode} {res.stderr!r}")
+    fail(f"missing argument: {res.returncode} {res.stderr!r}")
 
 res = run("--check-config", "--config", os.path.join(source, "config/iodrift.yaml"))
 if res.returncode != 0:
-    harness.fail(f"shipped config/iodrift.yaml does not check: {res.stdout}{res.stderr}")
+    fail(f"shipped config/iodrift.yaml does not check: {res.stdout}{res.stderr}")
 
 res = run("--check-config")
 if res.returncode != 0:
-    harness.fail(f"embedded default does not check: {res.stdout}{res.stderr}")
+    fail(f"embedded default does not check: {res.stdout}{res.stderr}")
 
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
     f.write("listen: 127.0.0.1:9723\nprobes:\n  - name: a\n    kind: bogus\n    target: /x\n"
@@ -51,16 +51,16 @@ with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
 res = run("--check-config", "--config", bad)
 os.unlink(bad)
 if res.returncode != 78:
-    harness.fail(f"bad config exited {res.returncode}, want 78")
+    fail(f"bad config exited {res.returncode}, want 78")
 lines = res.stderr.strip().splitlines()
 if len(lines) < 2:
-    harness.fail(f"want every problem at once, got: {res.stderr!r}")
+    fail(f"want every problem at once, got: {res.stderr!r}")
 if not any(l.startswith(f"{bad}:4:") and "probes[0].kind" in l for l in lines):
-    harness.fail(f"no FILE:4:COL: probes[0].kind problem in {lines}")
+    fail(f"no FILE:4:COL: probes[0].kind problem in {lines}")
 if not any(l.startswith(f"{bad}:6:") and "intervall" in l for l in lines):
-    harness.fail(f"no FILE:6:COL: ...intervall problem in {lines}")
+    fail(f"no FILE:6:COL: ...intervall problem in {lines}")
 
 res = run("--check-config", "--log-level", "loud")
 if res.returncode != 78 or "--log-level: must be one of" not in res.stderr:
-    harness.fail(f"bad --log-level: {res.returncode} {res.stderr!r}")
+    fail(f"bad --log-level: {res.returncode} {res.stderr!r}")
 print("ok")

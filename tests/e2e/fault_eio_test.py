@@ -13,18 +13,17 @@ Needs root, /dev/fuse and faultfs (tests/fuse); otherwise exits 77 (skipped).
 """
 import os
 import shutil
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
-import faultfs  # noqa: E402
-import faultutil as fu  # noqa: E402
-from faultutil import harness  # noqa: E402
+from iodrift_test import fuse, prom
+from iodrift_test.config import write_temp_config
+from iodrift_test.daemon import Daemon, once_json, scrape
+from iodrift_test.skip import fail
+from iodrift_test.wait import wait_for
 
-reason = faultfs.requirements()
-if reason:
-    harness.skip(reason)
+
+fuse.need_faultfs()
 
 EIO_AFTER = 256 * 1024
 KINDS = ("cached", "buffered", "direct", "random")
@@ -51,77 +50,77 @@ def io_error_text(message):
 
 state_dir = tempfile.mkdtemp(prefix="iodrift-eio-")
 try:
-    with faultfs.mounted(size="8M", eio_after=EIO_AFTER) as fs:
+    with fuse.mounted(size="8M", eio_after=EIO_AFTER) as fs:
         eio_path = fs.path("eio.dat")
 
         # One-shot: exit 1, clear errors in the JSON.
-        config = fu.write_config(probes(fs, "1m"), directory=state_dir)
+        config = write_temp_config(probes(fs, "1m"), directory=state_dir)
         start = time.monotonic()
-        rc, data, stderr = fu.once_json(config, state_dir)
+        rc, data, stderr = once_json(config, state_dir)
         print(f"--once --json: exit {rc} in {time.monotonic() - start:.1f} s")
         if rc != 1:
-            harness.fail(f"--once with failing probes exited {rc}, want 1; "
-                         f"stderr: {stderr[-1500:]}")
+            fail(f"--once with failing probes exited {rc}, want 1; "
+                 f"stderr: {stderr[-1500:]}")
         by_name = {p["name"]: p for p in data.get("probes", [])}
         for kind in KINDS:
             p = by_name.get(f"eio-{kind}")
             if p is None:
-                harness.fail(f"eio-{kind} missing from the JSON: {sorted(by_name)}")
+                fail(f"eio-{kind} missing from the JSON: {sorted(by_name)}")
             print(f"  eio-{kind}: success={p['success']} bytes={p['bytes']} error={p['error']!r}")
             if p["success"] is not False:
-                harness.fail(f"eio-{kind}: success is {p['success']!r}, want false")
+                fail(f"eio-{kind}: success is {p['success']!r}, want false")
             if not p["error"] or eio_path not in p["error"] or not io_error_text(p["error"]):
-                harness.fail(f"eio-{kind}: error {p['error']!r} does not name {eio_path} and the "
-                             "I/O error")
+                fail(f"eio-{kind}: error {p['error']!r} does not name {eio_path} and the "
+                     "I/O error")
             if p.get("throughput_bytes_per_second") not in (None, 0):
-                harness.fail(f"eio-{kind}: a failed run reports a throughput "
-                             f"{p['throughput_bytes_per_second']}")
+                fail(f"eio-{kind}: a failed run reports a throughput "
+                     f"{p['throughput_bytes_per_second']}")
             if p["bytes"] > EIO_AFTER:
-                harness.fail(f"eio-{kind}: claims {p['bytes']} bytes read; only {EIO_AFTER} "
-                             "can be read before the error")
+                fail(f"eio-{kind}: claims {p['bytes']} bytes read; only {EIO_AFTER} "
+                     "can be read before the error")
         good = by_name.get("good-buffered")
         if good is None or good["success"] is not True or good["error"]:
-            harness.fail(f"good-buffered on ok.dat of the same mount did not succeed: {good}")
+            fail(f"good-buffered on ok.dat of the same mount did not succeed: {good}")
         if fs.stats()["eio"] < len(KINDS):
-            harness.fail(f"faultfs served fewer EIO reads than probes: {fs.stats()}")
+            fail(f"faultfs served fewer EIO reads than probes: {fs.stats()}")
         os.unlink(config)
 
         # Daemon: errors counted run after run; no crash.
-        config = fu.write_config(probes(fs, "1s"), directory=state_dir)
-        with harness.Daemon("--config", config) as d:
+        config = write_temp_config(probes(fs, "1s"), directory=state_dir)
+        with Daemon("--config", config) as d:
             try:
                 def enough_errors():
-                    s, _ = fu.scrape(d)
+                    s, _ = scrape(d)
                     # good-buffered is staggered last: it may not have run yet when the EIO
                     # probes (1 s apart) already have their errors.
-                    good = sum(fu.runs(s, "good-buffered", r) for r in ("ok", "error", "timeout"))
-                    return s if good >= 1 and all(fu.runs(s, f"eio-{k}", "error") >= 2
+                    good = sum(prom.runs(s, "good-buffered", r) for r in ("ok", "error", "timeout"))
+                    return s if good >= 1 and all(prom.runs(s, f"eio-{k}", "error") >= 2
                                                   for k in KINDS) else None
-                samples = fu.wait_for("two error results from every probe on eio.dat and a "
-                                      "finished run of good-buffered",
-                                      enough_errors, timeout=40, interval=0.5)
+                samples = wait_for("two error results from every probe on eio.dat and a "
+                                   "finished run of good-buffered",
+                                   enough_errors, timeout=40, interval=0.5)
                 if d.proc.poll() is not None:
-                    harness.fail(f"iodriftd exited {d.proc.returncode}: {d.stderr()[-2000:]}")
+                    fail(f"iodriftd exited {d.proc.returncode}: {d.stderr()[-2000:]}")
                 for kind in KINDS:
                     name = f"eio-{kind}"
-                    counts = {r: fu.runs(samples, name, r)
+                    counts = {r: prom.runs(samples, name, r)
                               for r in ("ok", "error", "timeout", "skipped")}
                     print(f"  {name}: runs {counts}")
                     if counts["ok"] or counts["timeout"]:
-                        harness.fail(f"{name}: runs {counts}: want errors only")
-                    if fu.value(samples, "iodrift_probe_success", probe=name) != 0:
-                        harness.fail(f"iodrift_probe_success{{probe={name}}} is not 0")
-                if fu.runs(samples, "good-buffered", "ok") < 1 or \
-                        fu.runs(samples, "good-buffered", "error"):
-                    harness.fail("good-buffered did not keep succeeding next to the EIO probes")
+                        fail(f"{name}: runs {counts}: want errors only")
+                    if prom.value(samples, "iodrift_probe_success", probe=name) != 0:
+                        fail(f"iodrift_probe_success{{probe={name}}} is not 0")
+                if prom.runs(samples, "good-buffered", "ok") < 1 or \
+                        prom.runs(samples, "good-buffered", "error"):
+                    fail("good-buffered did not keep succeeding next to the EIO probes")
                 log = d.stderr()
                 if "result=error" not in log or eio_path not in log:
-                    harness.fail(f"the log does not report the errors on {eio_path}: {log[-1500:]}")
+                    fail(f"the log does not report the errors on {eio_path}: {log[-1500:]}")
             finally:
                 fs.abort()  # nothing should be blocked; never let the daemon's stop wait on FUSE
             rc = d.stop()
             if rc != 0:
-                harness.fail(f"iodriftd exited {rc} on SIGTERM, want 0: {d.stderr()[-1500:]}")
+                fail(f"iodriftd exited {rc} on SIGTERM, want 0: {d.stderr()[-1500:]}")
         os.unlink(config)
 finally:
     shutil.rmtree(state_dir, ignore_errors=True)

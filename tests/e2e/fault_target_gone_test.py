@@ -15,18 +15,18 @@ import fcntl
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
-import faultutil as fu  # noqa: E402
-from faultutil import harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_temp_config
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.skip import fail, need_tools, require_root
+from iodrift_test.wait import wait_for
 
-if os.geteuid() != 0:
-    harness.skip("needs root (loop devices)")
-if not shutil.which("losetup"):
-    harness.skip("losetup not found (util-linux)")
+
+require_root("needs root (loop devices)")
+need_tools("losetup", reason="{tool} not found (util-linux)")
 
 INTERVAL = "1s"
 FILE_BYTES = 8 << 20
@@ -43,62 +43,62 @@ def write_data(path, nbytes):
 
 
 def counts(samples, name):
-    return {r: fu.runs(samples, name, r) for r in ("ok", "error", "timeout", "skipped")}
+    return {r: prom.runs(samples, name, r) for r in ("ok", "error", "timeout", "skipped")}
 
 
 def cycle(d, names, break_it, repair, want_in_error, label):
     """ok → break_it() → errors naming want_in_error → repair() → ok again."""
     def all_ok_since(base):
-        s, _ = fu.scrape(d)
-        return s if all(fu.runs(s, n, "ok") > base.get(n, 0) for n in names) else None
+        s, _ = scrape(d)
+        return s if all(prom.runs(s, n, "ok") > base.get(n, 0) for n in names) else None
 
-    samples = fu.wait_for(f"{label}: first ok runs of {names}", lambda: all_ok_since({}),
-                          timeout=30)
+    samples = wait_for(f"{label}: first ok runs of {names}", lambda: all_ok_since({}),
+                       timeout=30)
     before = {n: counts(samples, n) for n in names}
 
     break_it()
     broken_at = time.monotonic()
 
     def errors_seen():
-        s, _ = fu.scrape(d)
-        return s if all(fu.runs(s, n, "error") > before[n]["error"] for n in names) else None
-    samples = fu.wait_for(f"{label}: error results after the target went away", errors_seen,
-                          timeout=20)
+        s, _ = scrape(d)
+        return s if all(prom.runs(s, n, "error") > before[n]["error"] for n in names) else None
+    samples = wait_for(f"{label}: error results after the target went away", errors_seen,
+                       timeout=20)
     print(f"{label}: error results {time.monotonic() - broken_at:.1f} s after it went away")
     for n in names:
-        if fu.value(samples, "iodrift_probe_success", probe=n) != 0:
-            harness.fail(f"{label}: iodrift_probe_success{{probe={n}}} is not 0 while gone")
+        if prom.value(samples, "iodrift_probe_success", probe=n) != 0:
+            fail(f"{label}: iodrift_probe_success{{probe={n}}} is not 0 while gone")
     log = d.stderr()
     error_lines = [line for line in log.splitlines() if "result=error" in line]
     for n in names:
         mine = [line for line in error_lines if f"probe={n} " in line]
         if not mine:
-            harness.fail(f"{label}: no error logged for {n}: {log[-1500:]}")
+            fail(f"{label}: no error logged for {n}: {log[-1500:]}")
         if want_in_error not in mine[-1]:
-            harness.fail(f"{label}: the error of {n} does not name {want_in_error!r}: {mine[-1]}")
+            fail(f"{label}: the error of {n} does not name {want_in_error!r}: {mine[-1]}")
         print(f"  {mine[-1].split('error=', 1)[-1]}")
     if d.proc.poll() is not None:
-        harness.fail(f"iodriftd exited {d.proc.returncode}: {log[-1500:]}")
+        fail(f"iodriftd exited {d.proc.returncode}: {log[-1500:]}")
 
     after_error = {n: counts(samples, n) for n in names}
     repair()
     repaired_at = time.monotonic()
-    samples = fu.wait_for(f"{label}: ok runs after the target came back",
-                          lambda: all_ok_since({n: after_error[n]["ok"] for n in names}),
-                          timeout=20)
+    samples = wait_for(f"{label}: ok runs after the target came back",
+                       lambda: all_ok_since({n: after_error[n]["ok"] for n in names}),
+                       timeout=20)
     print(f"{label}: recovered {time.monotonic() - repaired_at:.1f} s after it came back")
     for n in names:
-        if fu.value(samples, "iodrift_probe_success", probe=n) != 1:
-            harness.fail(f"{label}: iodrift_probe_success{{probe={n}}} not 1 after recovery")
+        if prom.value(samples, "iodrift_probe_success", probe=n) != 1:
+            fail(f"{label}: iodrift_probe_success{{probe={n}}} not 1 after recovery")
         c = counts(samples, n)
         if c["timeout"]:
-            harness.fail(f"{label}: {n} timed out: {c}")
+            fail(f"{label}: {n} timed out: {c}")
 
 
 def part1_file(work):
     target = os.path.join(work, "target.dat")
     write_data(target, FILE_BYTES)
-    config = fu.write_config([
+    config = write_temp_config([
         {"name": "file-buffered", "kind": "buffered", "target": target, "interval": INTERVAL,
          "timeout": "10s", "size": "4MiB"},
         {"name": "file-direct", "kind": "direct", "target": target, "interval": INTERVAL,
@@ -106,19 +106,19 @@ def part1_file(work):
         {"name": "file-random", "kind": "random", "target": target, "interval": INTERVAL,
          "timeout": "10s", "requests": 16},
     ], directory=work)
-    with harness.Daemon("--config", config) as d:
+    with Daemon("--config", config) as d:
         cycle(d, ["file-buffered", "file-direct", "file-random"],
               break_it=lambda: os.unlink(target),
               repair=lambda: write_data(target, FILE_BYTES),
               want_in_error=target, label="deleted file")
         if d.stop() != 0:
-            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
+            fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
 
 
 def losetup(*args):
     res = subprocess.run(["losetup", *args], capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
-        harness.fail(f"losetup {' '.join(args)}: {res.stderr.strip()}")
+        fail(f"losetup {' '.join(args)}: {res.stderr.strip()}")
     return res.stdout.strip()
 
 
@@ -151,8 +151,8 @@ def private_loop_device():
                 return fcntl.ioctl(fd, LOOP_CTL_ADD, n)
             except OSError as e:
                 if e.errno != errno.EEXIST:
-                    harness.fail(f"LOOP_CTL_ADD {n}: {e}")
-        harness.fail("no free loop device number in 64-255")
+                    fail(f"LOOP_CTL_ADD {n}: {e}")
+        fail("no free loop device number in 64-255")
     finally:
         os.close(fd)
 
@@ -178,9 +178,9 @@ def part2_loop(work):
     n = private_loop_device()
     device = f"/dev/loop{n}"
     try:
-        fu.wait_for(f"{device} node", lambda: os.path.exists(device), timeout=10, interval=0.05)
+        wait_for(f"{device} node", lambda: os.path.exists(device), timeout=10, interval=0.05)
         losetup(device, backing)
-        config = fu.write_config([
+        config = write_temp_config([
             {"name": "loop-buffered", "kind": "buffered", "target": device, "interval": INTERVAL,
              "timeout": "10s", "size": "4MiB"},
             {"name": "loop-direct", "kind": "direct", "target": device, "interval": INTERVAL,
@@ -190,16 +190,16 @@ def part2_loop(work):
         def detach():
             losetup("-d", device)
             # losetup -d on a busy device only sets autoclear; it goes at the probe's last close.
-            fu.wait_for(f"{device} detached", lambda: backing_of(device) is None, timeout=10,
-                        interval=0.05)
+            wait_for(f"{device} detached", lambda: backing_of(device) is None, timeout=10,
+                     interval=0.05)
 
         def reattach():
             losetup(device, backing)  # the same /dev/loopN: the configured target
-        with harness.Daemon("--config", config) as d:
+        with Daemon("--config", config) as d:
             cycle(d, ["loop-buffered", "loop-direct"], break_it=detach, repair=reattach,
                   want_in_error=device, label=f"detached {device}")
             if d.stop() != 0:
-                harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
+                fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
     finally:
         if backing_of(device) == backing:
             subprocess.run(["losetup", "-d", device], capture_output=True)

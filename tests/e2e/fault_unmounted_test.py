@@ -18,19 +18,18 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
-import faultutil as fu  # noqa: E402
-from faultutil import harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_temp_config
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.skip import fail, need_tools, require_root
+from iodrift_test.wait import wait_for
 
-if os.geteuid() != 0:
-    harness.skip("needs root (mount)")
-for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
-    if not shutil.which(tool):
-        harness.skip(f"{tool} not found")
+
+require_root("needs root (mount)")
+need_tools("losetup", "mkfs.ext4", "mount", "umount", reason="{tool} not found")
 
 IMAGE_BYTES = 320 << 20  # room for the probe file (calibrated sizes go up to 128 MiB)
 NAMES = ["fs-buffered", "fs-metadata"]
@@ -39,7 +38,7 @@ NAMES = ["fs-buffered", "fs-metadata"]
 def run(*cmd):
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if res.returncode != 0:
-        harness.fail(f"{' '.join(cmd)}: {res.stderr.strip()}")
+        fail(f"{' '.join(cmd)}: {res.stderr.strip()}")
     return res.stdout
 
 
@@ -49,23 +48,23 @@ def mounted(path):
 
 
 def counts(samples, name):
-    return {r: fu.runs(samples, name, r) for r in ("ok", "error", "timeout", "skipped")}
+    return {r: prom.runs(samples, name, r) for r in ("ok", "error", "timeout", "skipped")}
 
 
 def case(work, device, mnt, target, label):
     os.makedirs(target, exist_ok=True)
-    config = fu.write_config([
+    config = write_temp_config([
         {"name": "fs-buffered", "kind": "buffered", "target": target, "interval": "1s",
          "timeout": "20s", "size": "4MiB"},
         {"name": "fs-metadata", "kind": "metadata", "target": target, "interval": "1s",
          "timeout": "20s", "files": 16},
     ], directory=work)
-    with harness.Daemon("--config", config) as d:
+    with Daemon("--config", config) as d:
         def ok_since(base):
-            s, _ = fu.scrape(d)
-            return s if all(fu.runs(s, n, "ok") > base.get(n, 0) for n in NAMES) else None
+            s, _ = scrape(d)
+            return s if all(prom.runs(s, n, "ok") > base.get(n, 0) for n in NAMES) else None
 
-        samples = fu.wait_for(f"{label}: first ok runs", lambda: ok_since({}), timeout=40)
+        samples = wait_for(f"{label}: first ok runs", lambda: ok_since({}), timeout=40)
         before = {n: counts(samples, n) for n in NAMES}
 
         run("umount", "-l", mnt)
@@ -74,15 +73,15 @@ def case(work, device, mnt, target, label):
         # (a lazy unmount keeps the filesystem alive for open files). Runs of one probe never
         # overlap, so once each probe has recorded an error, every later run started after the
         # unmount: from then on, an ok run is the bug this test is about.
-        first = fu.wait_for(
+        first = wait_for(
             f"{label}: an error run of each probe after umount -l",
-            lambda: (lambda s: s if all(fu.runs(s, n, "error") > before[n]["error"]
-                                        for n in NAMES) else None)(fu.scrape(d)[0]),
+            lambda: (lambda s: s if all(prom.runs(s, n, "error") > before[n]["error"]
+                                        for n in NAMES) else None)(scrape(d)[0]),
             timeout=40)
         settled = {n: counts(first, n) for n in NAMES}
         # Let several more runs come due on the bare mount point.
         time.sleep(3.5)
-        samples, _ = fu.scrape(d)
+        samples, _ = scrape(d)
         during = {n: counts(samples, n) for n in NAMES}
         made = sorted(os.listdir(mnt)) if os.path.isdir(mnt) else []
         print(f"{label}: {time.monotonic() - gone_at:.1f} s after umount -l: "
@@ -96,67 +95,67 @@ def case(work, device, mnt, target, label):
             if ok_while_gone:
                 # The bug this guards against: a directory target that does not remember the
                 # filesystem it is on measures the parent filesystem after an unmount.
-                harness.fail(
+                fail(
                     f"{label}: {n} reported {ok_while_gone:g} ok runs after its filesystem was "
                     f"unmounted: it measured (and wrote its probe files into) the bare mount "
                     f"point on the parent filesystem instead of reporting an error")
             if not errors:
-                harness.fail(f"{label}: {n} recorded no further error in 3.5 s after its first "
-                             f"error run on the unmounted target")
+                fail(f"{label}: {n} recorded no further error in 3.5 s after its first "
+                     f"error run on the unmounted target")
             mine = [line for line in log if f"probe={n} " in line and "result=error" in line]
             if not mine or target not in mine[-1]:
-                harness.fail(f"{label}: the error of {n} does not name {target}: "
-                             f"{mine[-1] if mine else 'no error logged'}")
+                fail(f"{label}: the error of {n} does not name {target}: "
+                     f"{mine[-1] if mine else 'no error logged'}")
             print(f"  {mine[-1].split('error=', 1)[-1]}")
         if made:
-            harness.fail(f"{label}: iodrift wrote {made} into the bare mount point {mnt}")
+            fail(f"{label}: iodrift wrote {made} into the bare mount point {mnt}")
 
         # The same loop device again: iodriftd accepts the filesystem back only on the device it
         # first saw (`mount -o loop` may pick another one while the lazily unmounted superblock
         # still holds the first).
         run("mount", device, mnt)
         back_at = time.monotonic()
-        samples = fu.wait_for(f"{label}: ok runs after mounting again",
-                              lambda: ok_since({n: during[n]["ok"] for n in NAMES}), timeout=30)
+        samples = wait_for(f"{label}: ok runs after mounting again",
+                           lambda: ok_since({n: during[n]["ok"] for n in NAMES}), timeout=30)
         print(f"{label}: recovered {time.monotonic() - back_at:.1f} s after mounting again")
         if d.stop() != 0:
-            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
+            fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
     os.unlink(config)
 
 
 def case_other_filesystem(work, device, other, mnt):
     """The mount point gets *another* filesystem: refused (error naming both devices) until a
     reload, which accepts it."""
-    config = fu.write_config([
+    config = write_temp_config([
         {"name": "fs-metadata", "kind": "metadata", "target": mnt, "interval": "1s",
          "timeout": "20s", "files": 16},
     ], directory=work)
     label = "another filesystem"
-    with harness.Daemon("--config", config) as d:
+    with Daemon("--config", config) as d:
         def count(result):
-            return fu.runs(fu.scrape(d)[0], "fs-metadata", result)
-        fu.wait_for(f"{label}: a first ok run", lambda: count("ok") >= 1, timeout=40)
+            return prom.runs(scrape(d)[0], "fs-metadata", result)
+        wait_for(f"{label}: a first ok run", lambda: count("ok") >= 1, timeout=40)
         run("umount", mnt)
         run("mount", other, mnt)
         errors = count("error")
-        fu.wait_for(f"{label}: an error run on the other filesystem",
-                    lambda: count("error") > errors, timeout=30)
+        wait_for(f"{label}: an error run on the other filesystem",
+                 lambda: count("error") > errors, timeout=30)
         mine = [line for line in d.stderr().splitlines()
                 if "probe=fs-metadata " in line and "result=error" in line]
         if not mine or "is now on device" not in mine[-1] or "Reload" not in mine[-1]:
-            harness.fail(f"{label}: the error does not name the device change and the way out: "
-                         f"{mine[-1] if mine else 'no error logged'}")
+            fail(f"{label}: the error does not name the device change and the way out: "
+                 f"{mine[-1] if mine else 'no error logged'}")
         if os.listdir(mnt) != ["lost+found"]:
-            harness.fail(f"{label}: iodrift wrote into the other filesystem before the reload: "
-                         f"{sorted(os.listdir(mnt))}")
+            fail(f"{label}: iodrift wrote into the other filesystem before the reload: "
+                 f"{sorted(os.listdir(mnt))}")
         ok = count("ok")
         d.proc.send_signal(signal.SIGHUP)
         reloaded_at = time.monotonic()
-        fu.wait_for(f"{label}: ok runs after a reload", lambda: count("ok") > ok, timeout=30)
+        wait_for(f"{label}: ok runs after a reload", lambda: count("ok") > ok, timeout=30)
         print(f"{label}: refused until the reload, ok {time.monotonic() - reloaded_at:.1f} s after "
               f"it; error was: {mine[-1].split('error=', 1)[-1]}")
         if d.stop() != 0:
-            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
+            fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-1500:]}")
     run("umount", mnt)
     run("mount", device, mnt)
     os.unlink(config)

@@ -9,8 +9,9 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+from iodrift_test.daemon import Daemon
+from iodrift_test.skip import fail
+
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
 fixture = os.path.join(source, "tests/fixtures/proc/local-6.18")
@@ -20,18 +21,18 @@ config = os.path.join(source, "tests/e2e/no-probes.yaml")
 _VOLATILE = r"(process_|iodrift_collector_duration_seconds|iodrift_build_info|iodrift_balloon_)"
 VOLATILE = re.compile(rf"^{_VOLATILE}|^# (HELP|TYPE) {_VOLATILE}")
 
-with harness.Daemon("--config", config, "--proc-root", fixture) as d:
+with Daemon("--config", config, "--proc-root", fixture) as d:
     status, headers, body = d.get()
     if status != 200:
-        harness.fail(f"/metrics answered {status}")
+        fail(f"/metrics answered {status}")
     # The same body once more, gzipped: must decode to identical text.
     status_gz, headers_gz, body_gz = d.get(gzip_ok=True)
     if headers_gz.get("Content-Encoding") != "gzip":
-        harness.fail(f"no gzip with Accept-Encoding: gzip; headers {headers_gz}")
+        fail(f"no gzip with Accept-Encoding: gzip; headers {headers_gz}")
     stable = "\n".join(l for l in body.splitlines() if not VOLATILE.match(l)) + "\n"
     stable_gz = "\n".join(l for l in body_gz.splitlines() if not VOLATILE.match(l)) + "\n"
     if stable != stable_gz:
-        harness.fail("gzip and plain bodies differ")
+        fail("gzip and plain bodies differ")
 
 if os.environ.get("UPDATE_GOLDEN") == "1":
     with open(golden, "w") as f:
@@ -45,6 +46,6 @@ if stable != expected:
     import difflib
     diff = "".join(difflib.unified_diff(expected.splitlines(True), stable.splitlines(True),
                                         "golden", "actual", n=1))
-    harness.fail("output differs from tests/golden/fixture_metrics.txt "
-                 "(UPDATE_GOLDEN=1 rewrites it):\n" + diff[:6000])
+    fail("output differs from tests/golden/fixture_metrics.txt "
+         "(UPDATE_GOLDEN=1 rewrites it):\n" + diff[:6000])
 print(f"ok: {len(stable.splitlines())} lines match the golden file")

@@ -6,10 +6,11 @@ number of buddyinfo zones) must be equal exactly; moving ones must be within a s
 """
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.daemon import Daemon
+from iodrift_test.skip import fail
+
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
 config = os.path.join(source, "tests/e2e/no-probes.yaml")
@@ -24,11 +25,11 @@ def meminfo():
     return out
 
 
-with harness.Daemon("--config", config) as d:
+with Daemon("--config", config) as d:
     before = meminfo()
     status, _, body = d.get()
     after = meminfo()
-metrics = harness.parse_metrics(body)
+metrics = prom.parse_metrics(body)
 
 # Every family of the contract that this kernel can provide.
 required = ["iodrift_meminfo_MemTotal_bytes", "iodrift_meminfo_Active_file_bytes",
@@ -42,7 +43,7 @@ if os.geteuid() == 0:
 names = {s.split("{")[0] for s in metrics}
 missing = [r for r in required if r not in names]
 if missing:
-    harness.fail(f"missing families: {missing}")
+    fail(f"missing families: {missing}")
 
 # Every meminfo field is exported.
 for field in after:
@@ -51,32 +52,32 @@ for field in after:
     suffix = "_bytes" if field not in ("HugePages_Total", "HugePages_Free", "HugePages_Rsvd",
                                        "HugePages_Surp") else ""
     if f"iodrift_meminfo_{name}{suffix}" not in metrics:
-        harness.fail(f"meminfo field {field} not exported as iodrift_meminfo_{name}{suffix}")
+        fail(f"meminfo field {field} not exported as iodrift_meminfo_{name}{suffix}")
 
 if metrics["iodrift_meminfo_MemTotal_bytes"] != after["MemTotal"]:
-    harness.fail("MemTotal differs from /proc/meminfo")
+    fail("MemTotal differs from /proc/meminfo")
 free = metrics["iodrift_meminfo_MemFree_bytes"]
 lo, hi = sorted([before["MemFree"], after["MemFree"]])
 if not lo - (64 << 20) <= free <= hi + (64 << 20):
-    harness.fail(f"MemFree {free} not near /proc/meminfo {before['MemFree']}..{after['MemFree']}")
+    fail(f"MemFree {free} not near /proc/meminfo {before['MemFree']}..{after['MemFree']}")
 
 btime = next(int(l.split()[1]) for l in open("/proc/stat") if l.startswith("btime "))
 if metrics["iodrift_boot_time_seconds"] != btime:
-    harness.fail("boot time differs from /proc/stat btime")
+    fail("boot time differs from /proc/stat btime")
 boot_id = open("/proc/sys/kernel/random/boot_id").read().strip()
 if f'iodrift_boot_info{{boot_id="{boot_id}"}}' not in metrics:
-    harness.fail("boot id differs")
+    fail("boot id differs")
 uptime = float(open("/proc/uptime").read().split()[0])
 if abs(metrics["iodrift_uptime_seconds"] - uptime) > 30:
-    harness.fail("uptime not within 30 s of /proc/uptime")
+    fail("uptime not within 30 s of /proc/uptime")
 
 zones = [l for l in open("/proc/buddyinfo") if l.startswith("Node")]
 orders = len(zones[0].split()) - 4
 series = [s for s in metrics if s.startswith("iodrift_buddyinfo_free_blocks{")]
 if len(series) != len(zones) * orders:
-    harness.fail(f"buddyinfo: {len(series)} series for {len(zones)} zones x {orders} orders")
+    fail(f"buddyinfo: {len(series)} series for {len(zones)} zones x {orders} orders")
 
 for collector in ["meminfo", "vmstat", "buddyinfo", "boot", "dentries", "pressure"]:
     if metrics.get(f'iodrift_collector_success{{collector="{collector}"}}') != 1:
-        harness.fail(f"collector {collector} not successful on the live /proc")
+        fail(f"collector {collector} not successful on the live /proc")
 print(f"ok: {len(metrics)} series, values match /proc")

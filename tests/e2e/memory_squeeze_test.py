@@ -43,13 +43,15 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse"))
-import faultutil as fu  # noqa: E402
-from faultutil import harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_temp_config
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.skip import fail, need_tools, require_root, skip
+from iodrift_test.wait import wait_for
+
 
 DEVICE_BYTES = 384 << 20
 READ_BYTES = 64 << 20
@@ -57,10 +59,8 @@ RUNS = 8            # runs per phase and probe
 SQUEEZE_SLACK = 8 << 20
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
-if os.geteuid() != 0:
-    harness.skip("needs root (loop device, memory cgroup)")
-if not shutil.which("losetup"):
-    harness.skip("losetup not found")
+require_root("needs root (loop device, memory cgroup)")
+need_tools("losetup", reason="{tool} not found")
 
 
 class MemoryCgroup:
@@ -78,8 +78,8 @@ class MemoryCgroup:
             self.limit_file, self.usage_file, self.unlimited = \
                 "memory.max", "memory.current", "max"
         else:
-            harness.skip("no memory cgroup controller (neither v1 memory.limit_in_bytes nor "
-                         "memory in the v2 root's cgroup.subtree_control)")
+            skip("no memory cgroup controller (neither v1 memory.limit_in_bytes nor "
+                 "memory in the v2 root's cgroup.subtree_control)")
         os.makedirs(self.path, exist_ok=True)
         self.v1 = self.limit_file == "memory.limit_in_bytes"
 
@@ -127,13 +127,13 @@ def vm_rss(pid):
     for line in _read(f"/proc/{pid}/status").splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) << 10
-    harness.fail(f"no VmRSS for pid {pid}")
+    fail(f"no VmRSS for pid {pid}")
 
 
 def api(d):
     status, _, body = d.get("/api/v1/probes", timeout=20)
     if status != 200:
-        harness.fail(f"/api/v1/probes answered {status}")
+        fail(f"/api/v1/probes answered {status}")
     return {p["name"]: p for p in json.loads(body)["probes"]}
 
 
@@ -158,16 +158,16 @@ def main():
         res = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", image],
                              capture_output=True, text=True, timeout=30)
         if res.returncode != 0:
-            harness.skip(f"losetup: {res.stderr.strip()}")
+            skip(f"losetup: {res.stderr.strip()}")
         loop = res.stdout.strip()
-        config = fu.write_config([
+        config = write_temp_config([
             {"name": "sq-buffered", "kind": "buffered", "target": loop, "interval": "2s",
              "size": "64MiB", "time_budget": "5s", "timeout": "30s"},
             {"name": "sq-direct", "kind": "direct", "target": loop, "interval": "2s",
              "size": "64MiB", "time_budget": "5s", "timeout": "30s"},
         ], directory=work)
         cgroup = MemoryCgroup(f"iodrift-squeeze-{os.getpid()}")
-        with harness.Daemon("--config", config) as d:
+        with Daemon("--config", config) as d:
             cgroup.add(d.proc.pid)
             phases = []
             for label, squeezed in (("free", False), ("squeezed", True),
@@ -177,10 +177,10 @@ def main():
                 else:
                     cgroup.limit(cgroup.unlimited)
                 since = time.time()
-                fu.wait_for(f"{RUNS} ok runs of each probe in phase {len(phases) + 1} ({label})",
-                            lambda: all(len(runs_since(api(d), n, since)) >= RUNS
-                                        for n in ("sq-buffered", "sq-direct")), timeout=180,
-                            interval=0.5)
+                wait_for(f"{RUNS} ok runs of each probe in phase {len(phases) + 1} ({label})",
+                         lambda: all(len(runs_since(api(d), n, since)) >= RUNS
+                                     for n in ("sq-buffered", "sq-direct")), timeout=180,
+                         interval=0.5)
                 probes = api(d)
                 phases.append({
                     "label": label,
@@ -192,7 +192,7 @@ def main():
             # Read everything while the last squeeze holds: the last run is a squeezed one.
             probes = api(d)
             _, _, page = d.get("/", timeout=20)
-            samples, _ = fu.scrape(d)
+            samples, _ = scrape(d)
             cgroup.limit(cgroup.unlimited)
         report(phases, probes, page, samples)
     finally:
@@ -215,51 +215,52 @@ def report(phases, probes, page, samples):
     for p in phases:
         reclaim = [r for r in p["reclaim"] if r is not None]
         if not reclaim:
-            harness.fail(f"{p['label']} phase: no buffered run carries reclaim_pages")
+            fail(f"{p['label']} phase: no buffered run carries reclaim_pages")
         if p["label"] == "squeezed" and median(reclaim) < read_pages / 4:
-            harness.fail(f"squeezed phase: median reclaim_pages {median(reclaim):.0f} < "
-                         f"{read_pages // 4} (a quarter of the {read_pages} pages each run reads): "
-                         f"the run context does not show the squeeze")
+            fail(f"squeezed phase: median reclaim_pages {median(reclaim):.0f} < "
+                 f"{read_pages // 4} (a quarter of the {read_pages} pages each run reads): "
+                 f"the run context does not show the squeeze")
         if p["label"] == "free" and median(reclaim) > read_pages / 16:
-            harness.fail(f"free phase: median reclaim_pages {median(reclaim):.0f} > "
-                         f"{read_pages // 16}: the machine reclaims without the squeeze")
+            fail(f"free phase: median reclaim_pages {median(reclaim):.0f} > "
+                 f"{read_pages // 16}: the machine reclaims without the squeeze")
 
     # 2. direct stays.
     direct0 = median(phases[0]["direct"])
     for i, p in enumerate(phases[1:], 2):
         factor = median(p["direct"]) / direct0
         if not 1 / 2 <= factor <= 2:
-            harness.skip(f"direct moved by {factor:.2f}x in phase {i} ({p['label']}): the device "
-                         f"itself changed speed (a busy machine?), so this run cannot tell what "
-                         f"the squeeze did to buffered")
+            skip(f"direct moved by {factor:.2f}x in phase {i} ({p['label']}): the device "
+                 f"itself changed speed (a busy machine?), so this run cannot tell what "
+                 f"the squeeze did to buffered")
 
     # 3. explain names the memory feature that moved: the reclaim_pages row, with its value now
     # (a squeezed run) and at baseline time (a free run), and the metric with the same rho.
     start = page.find("<pre class=\"explain\">probe sq-buffered")
     if start < 0:
-        harness.fail("the status page has no explain text for sq-buffered")
+        fail("the status page has no explain text for sq-buffered")
     explain = html.unescape(page[start:page.find("</pre>", start)]).split(">", 1)[1]
     print(explain)
     rows = {line.split()[0]: line.split()[1:] for line in explain.splitlines()
             if line.startswith("    ") and line.split()[0] != "feature"}
     ranked = list(rows)
     if "reclaim_pages" not in rows or len(rows["reclaim_pages"]) != 3:
-        harness.fail(f"explain has no reclaim_pages row (rho, now, at baseline): {ranked}; last "
-                     f"run suspect of {probes['sq-buffered'].get('suspect')}")
+        fail(f"explain has no reclaim_pages row (rho, now, at baseline): {ranked}; last "
+             f"run suspect of {probes['sq-buffered'].get('suspect')}")
     rho_text, now, then = rows["reclaim_pages"]
     if float(now) < read_pages / 4 or float(then) > read_pages / 16:
-        harness.fail(f"explain says reclaim_pages is {now} now and {then} at baseline; expected "
-                     f">= {read_pages // 4} now (squeezed) and <= {read_pages // 16} at baseline")
-    rho = fu.value(samples, "iodrift_probe_correlation", probe="sq-buffered",
-                   feature="reclaim_pages")
+        fail(f"explain says reclaim_pages is {now} now and {then} at baseline; expected "
+             f">= {read_pages // 4} now (squeezed) and <= {read_pages // 16} at baseline")
+    rho = prom.value(samples, "iodrift_probe_correlation", probe="sq-buffered",
+                     feature="reclaim_pages")
     if rho is None or abs(rho - float(rho_text)) > 0.011:
-        harness.fail(f"iodrift_probe_correlation{{probe=sq-buffered,feature=reclaim_pages}} = "
-                     f"{rho}, explain says {rho_text}")
+        fail(f"iodrift_probe_correlation{{probe=sq-buffered,feature=reclaim_pages}} = "
+             f"{rho}, explain says {rho_text}")
     buffered = probes["sq-buffered"]
     ratio = buffered.get("ratio")
     if buffered.get("baseline") is None or ratio is None:
-        harness.fail(f"sq-buffered has no baseline or ratio after {sum(map(len, [p['buffered'] for p in phases]))} "
-                     f"runs: baseline {buffered.get('baseline')}, ratio {ratio}")
+        fail(f"sq-buffered has no baseline or ratio after "
+             f"{sum(map(len, [p['buffered'] for p in phases]))} runs: "
+             f"baseline {buffered.get('baseline')}, ratio {ratio}")
     print(f"sq-buffered baseline {buffered['baseline'] / mb:.0f} MB/s, ratio of the last "
           f"(squeezed) run {ratio:.2f}, rho(reclaim_pages) {rho:+.2f}, rank "
           f"{ranked.index('reclaim_pages') + 1} of {len(ranked)}")
@@ -275,13 +276,13 @@ def report(phases, probes, page, samples):
         return
     faster = moves[0] > 1
     if not (ratio >= 1.3 if faster else ratio <= 1 / 1.3):
-        harness.fail(f"sq-buffered ratio {ratio:.2f} does not show the squeezed phase "
-                     f"(buffered moved {moves[1]:.2f}x against the free phase)")
+        fail(f"sq-buffered ratio {ratio:.2f} does not show the squeezed phase "
+             f"(buffered moved {moves[1]:.2f}x against the free phase)")
     if abs(rho) < 0.5 or (rho > 0) != faster:
-        harness.fail(f"rho(reclaim_pages) = {rho:+.2f}: expected |rho| >= 0.5 with the sign of "
-                     f"buffered moving {moves[0]:.2f}x when squeezed")
+        fail(f"rho(reclaim_pages) = {rho:+.2f}: expected |rho| >= 0.5 with the sign of "
+             f"buffered moving {moves[0]:.2f}x when squeezed")
     if "uptime_seconds" in rows and ranked.index("uptime_seconds") < ranked.index("reclaim_pages"):
-        harness.fail(f"explain ranks uptime_seconds above reclaim_pages: {ranked}")
+        fail(f"explain ranks uptime_seconds above reclaim_pages: {ranked}")
     print("ok")
 
 main()

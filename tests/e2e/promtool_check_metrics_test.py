@@ -11,31 +11,31 @@ import re
 import os
 import shutil
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-import harness  # noqa: E402
+from iodrift_test.daemon import Daemon
+from iodrift_test.skip import fail, skip
+
 
 promtool = shutil.which("promtool")
 if not promtool:
-    harness.skip("promtool not installed (Debian package prometheus)")
+    skip("promtool not installed (Debian package prometheus)")
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
 config = os.path.join(source, "tests/e2e/no-probes.yaml")
 roots = ["/proc", os.path.join(source, "tests/fixtures/proc/local-6.18")]
 for root in roots:
-    with harness.Daemon("--config", config, "--proc-root", root) as d:
+    with Daemon("--config", config, "--proc-root", root) as d:
         status, _, body = d.get()
         if status != 200:
-            harness.fail(f"/metrics answered {status}")
+            fail(f"/metrics answered {status}")
     res = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True)
     findings = [l for l in (res.stdout + res.stderr).splitlines() if l.strip()]
     allowed = re.compile(r"^iodrift_(meminfo|vmstat)_\w+ metric names should (be written in "
                          r"'snake_case' not 'camelCase'|not contain abbreviated units)$")
     other = [l for l in findings if not allowed.match(l)]
     if other:
-        harness.fail(f"promtool check metrics on proc root {root}:\n" + "\n".join(other[:50]))
+        fail(f"promtool check metrics on proc root {root}:\n" + "\n".join(other[:50]))
     if res.returncode not in (0, 3) or (res.returncode == 3 and not findings):
-        harness.fail(f"promtool exited {res.returncode}: {res.stderr[:2000]}")
+        fail(f"promtool exited {res.returncode}: {res.stderr[:2000]}")
     print(f"ok: promtool: {len(body.splitlines())} lines parse; {len(findings)} style findings, "
           f"all on kernel-named families")

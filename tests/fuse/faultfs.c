@@ -1,7 +1,7 @@
 /*
  * faultfs — a tiny read-only FUSE filesystem whose files misbehave on purpose, for iodrift's
- * fault tests (tests/e2e/fault_*_test.py, through tests/fuse/faultfs.py). Each file's behaviour
- * is chosen by its name:
+ * fault tests (tests/e2e/fault_*_test.py, through tests/lib/iodrift_test/fuse.py). Each file's
+ * behaviour is chosen by its name:
  *
  *   ok.dat    SIZE bytes of deterministic data (the same bytes on every mount, see fill());
  *             served through the page cache like a normal file.
@@ -29,7 +29,7 @@
  *   that died can never leave a reader blocked for good. The fuse loop is multithreaded: a hung
  *   read blocks one worker only.
  *
- * Teardown that never hangs (faultfs.py does it): write 1 to
+ * Teardown that never hangs (iodrift_test/fuse.py does it): write 1 to
  * /sys/fs/fuse/connections/<dev>/abort (every pending request fails with ENOTCONN, hung readers
  * return), lazy-unmount, then stop faultfs (SIGTERM; it exits by itself once its connection is
  * gone).

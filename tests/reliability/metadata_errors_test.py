@@ -20,13 +20,16 @@ Needs root (losetup, mkfs.ext4, mount, setpriv); exits 77 otherwise.
 import errno
 import os
 import pwd
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rel  # noqa: E402
-from rel import fu, harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_config
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.devices import Scratch, diff_trees, need_root, tree_digest
+from iodrift_test.skip import fail
+from iodrift_test.wait import wait_for
 
-rel.need_root("mkfs.ext4", "setpriv")
+
+need_root("mkfs.ext4", "setpriv")
 NOBODY = pwd.getpwnam("nobody")
 
 
@@ -36,47 +39,47 @@ def scenario(work, label, probe_dir, errno_text, tree_root, as_nobody=False):
     if as_nobody:
         os.chown(state, NOBODY.pw_uid, NOBODY.pw_gid)
     name = f"meta-{label}"
-    config = rel.write_config(work.path(f"{label}.yaml"), [
+    config = write_config(work.path(f"{label}.yaml"), [
         {"name": name, "kind": "metadata", "target": probe_dir, "interval": "500ms",
          "timeout": "10s", "files": 64}], state)
     os.chmod(config, 0o644)
-    tree_before = rel.tree_digest(tree_root)
-    d = harness.Daemon("--config", config, "--state-dir", state)
+    tree_before = tree_digest(tree_root)
+    d = Daemon("--config", config, "--state-dir", state)
     if as_nobody:
         d.args = ["setpriv", f"--reuid={NOBODY.pw_uid}", f"--regid={NOBODY.pw_gid}",
                   "--clear-groups", "--"] + d.args
     with d:
         def errors_seen():
-            samples, _ = fu.scrape(d)
-            if fu.runs(samples, name, "ok"):
-                harness.fail(f"{label}: a run succeeded on an unwritable directory")
-            return fu.runs(samples, name, "error") >= 3 and samples
-        samples = fu.wait_for(f"{label}: 3 error runs", errors_seen, 60)
-        success = fu.value(samples, "iodrift_probe_success", probe=name)
+            samples, _ = scrape(d)
+            if prom.runs(samples, name, "ok"):
+                fail(f"{label}: a run succeeded on an unwritable directory")
+            return prom.runs(samples, name, "error") >= 3 and samples
+        samples = wait_for(f"{label}: 3 error runs", errors_seen, 60)
+        success = prom.value(samples, "iodrift_probe_success", probe=name)
         if success != 0:
-            harness.fail(f"{label}: iodrift_probe_success is {success}, want 0")
+            fail(f"{label}: iodrift_probe_success is {success}, want 0")
         lines = [line for line in d.stderr().splitlines()
                  if f"probe={name}" in line and "result=error" in line]
         if not lines:
-            harness.fail(f"{label}: no error line for {name} in the log:\n{d.stderr()[-2000:]}")
+            fail(f"{label}: no error line for {name} in the log:\n{d.stderr()[-2000:]}")
         if errno_text.lower() not in lines[-1].lower() or probe_dir not in lines[-1]:
-            harness.fail(f"{label}: error line does not name {probe_dir!r} and {errno_text!r}: "
-                         f"{lines[-1]}")
-        print(f"{label}: {fu.runs(samples, name, 'error'):.0f} error runs; log: {lines[-1]}")
+            fail(f"{label}: error line does not name {probe_dir!r} and {errno_text!r}: "
+                 f"{lines[-1]}")
+        print(f"{label}: {prom.runs(samples, name, 'error'):.0f} error runs; log: {lines[-1]}")
         if d.stop() != 0:
-            harness.fail(f"{label}: iodriftd did not exit 0 on SIGTERM: {d.stderr()[-2000:]}")
-    changes = [c for c in rel.diff_trees(tree_before, rel.tree_digest(tree_root))
+            fail(f"{label}: iodriftd did not exit 0 on SIGTERM: {d.stderr()[-2000:]}")
+    changes = [c for c in diff_trees(tree_before, tree_digest(tree_root))
                if not c.startswith("changed .")]  # the root's own mode line
     meta = os.path.join(probe_dir, "iodrift-meta")
     leftovers = sorted(os.listdir(meta)) if os.path.isdir(meta) else []
     if leftovers:
-        harness.fail(f"{label}: files left in {meta}: {leftovers[:10]}")
+        fail(f"{label}: files left in {meta}: {leftovers[:10]}")
     changes = [c for c in changes if c != f"created {os.path.relpath(meta, tree_root)}"]
     if changes:
-        harness.fail(f"{label}: the filesystem changed: {'; '.join(changes[:10])}")
+        fail(f"{label}: the filesystem changed: {'; '.join(changes[:10])}")
 
 
-with rel.Scratch("metaerr") as work:
+with Scratch("metaerr") as work:
     # Disk full part-way through the create phase.
     dev = work.loop(4 << 20, "tiny", mkfs_args=("-b", "1024", "-N", "128", "-m", "0"))
     mnt = work.mount(dev, "tiny")

@@ -18,12 +18,12 @@ Needs no root.
 """
 import os
 import shutil
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rel  # noqa: E402
-from rel import fu, harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.skip import fail
+
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
 fixture = os.path.join(source, "tests/fixtures/proc/local-6.18")
@@ -39,46 +39,46 @@ try:
     with open(os.path.join(fixture, "meminfo")) as f:
         mem_total = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemTotal:"))
 
-    with harness.Daemon("--config", config, "--proc-root", root) as d:
+    with Daemon("--config", config, "--proc-root", root) as d:
         for _ in range(SCRAPES):
-            samples, _ = fu.scrape(d)
-            got = {c: fu.value(samples, "iodrift_collector_success", collector=c)
+            samples, _ = scrape(d)
+            got = {c: prom.value(samples, "iodrift_collector_success", collector=c)
                    for c in ("pressure", "slabinfo", "meminfo", "vmstat", "buddyinfo", "boot")}
             want = {"pressure": 0, "slabinfo": 0, "meminfo": 1, "vmstat": 1, "buddyinfo": 1,
                     "boot": 1}
             if got != want:
-                harness.fail(f"iodrift_collector_success {got}, want {want}")
+                fail(f"iodrift_collector_success {got}, want {want}")
             leaked = sorted({n for n, _, _ in samples
                              if n.startswith(("iodrift_pressure_", "iodrift_slabinfo_"))})
             if leaked:
-                harness.fail(f"series from failing collectors exported: {leaked}")
-            if fu.value(samples, "iodrift_meminfo_MemTotal_bytes") != mem_total:
-                harness.fail("iodrift_meminfo_MemTotal_bytes is not the fixture's MemTotal")
+                fail(f"series from failing collectors exported: {leaked}")
+            if prom.value(samples, "iodrift_meminfo_MemTotal_bytes") != mem_total:
+                fail("iodrift_meminfo_MemTotal_bytes is not the fixture's MemTotal")
         log = d.stderr().splitlines()
         for collector, missing in (("pressure", "pressure"), ("slabinfo", "slabinfo")):
             lines = [line for line in log if f"collector={collector} failing" in line]
             if len(lines) != 1:
-                harness.fail(f"{len(lines)} 'collector={collector} failing' lines over "
-                             f"{SCRAPES} scrapes, want exactly 1: {lines}")
+                fail(f"{len(lines)} 'collector={collector} failing' lines over "
+                     f"{SCRAPES} scrapes, want exactly 1: {lines}")
             if missing not in lines[0].split("failing", 1)[1]:
-                harness.fail(f"the log line does not say what is missing: {lines[0]}")
+                fail(f"the log line does not say what is missing: {lines[0]}")
             print(lines[0])
 
         # Put the pieces back: both recover on the next scrape, logged once.
         shutil.copytree(os.path.join(fixture, "pressure"), os.path.join(root, "pressure"))
         shutil.copy(os.path.join(fixture, "slabinfo"), os.path.join(root, "slabinfo"))
         for _ in range(3):
-            samples, _ = fu.scrape(d)
+            samples, _ = scrape(d)
             for c in ("pressure", "slabinfo"):
-                if fu.value(samples, "iodrift_collector_success", collector=c) != 1:
-                    harness.fail(f"{c} did not recover after its files came back")
+                if prom.value(samples, "iodrift_collector_success", collector=c) != 1:
+                    fail(f"{c} did not recover after its files came back")
         log = d.stderr().splitlines()
         for c in ("pressure", "slabinfo"):
             n = sum(1 for line in log if f"collector={c} recovered" in line)
             if n != 1:
-                harness.fail(f"{n} 'collector={c} recovered' lines, want 1")
+                fail(f"{n} 'collector={c} recovered' lines, want 1")
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print("ok")

@@ -14,14 +14,17 @@
 Needs root (losetup, mkfs.ext4, mount); exits 77 otherwise.
 """
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rel  # noqa: E402
-from rel import fu, harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_config
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.devices import Scratch, diff_trees, need_root, sha256_file, tree_digest
+from iodrift_test.skip import fail
+from iodrift_test.wait import wait_for
 
-rel.need_root("mkfs.ext4")
+
+need_root("mkfs.ext4")
 BLOCK_KINDS = ("cached", "buffered", "direct", "random")
 
 
@@ -32,18 +35,18 @@ def writes(dev):
 
 def wait_runs(d, names, want, timeout):
     def done():
-        samples, _ = fu.scrape(d)
+        samples, _ = scrape(d)
         for name in names:
-            errors = fu.runs(samples, name, "error")
+            errors = prom.runs(samples, name, "error")
             if errors:
-                harness.fail(f"{name}: {errors:.0f} error runs; log:\n{d.stderr()[-3000:]}")
-            if fu.runs(samples, name, "ok") < want:
+                fail(f"{name}: {errors:.0f} error runs; log:\n{d.stderr()[-3000:]}")
+            if prom.runs(samples, name, "ok") < want:
                 return False
         return samples
-    return fu.wait_for(f"{want} ok runs of {names}", done, timeout)
+    return wait_for(f"{want} ok runs of {names}", done, timeout)
 
 
-with rel.Scratch("readonly") as work:
+with Scratch("readonly") as work:
     dev = work.loop(64 << 20, "dev")
     os.makedirs(work.path("state"))
 
@@ -53,22 +56,22 @@ with rel.Scratch("readonly") as work:
     for p in probes:
         if p["kind"] in ("buffered", "direct"):
             p["size"] = "16MiB"
-    config = rel.write_config(work.path("block.yaml"), probes, work.path("state"))
-    before, writes_before = rel.sha256_file(dev), writes(dev)
-    with harness.Daemon("--config", config, "--state-dir", work.path("state")) as d:
+    config = write_config(work.path("block.yaml"), probes, work.path("state"))
+    before, writes_before = sha256_file(dev), writes(dev)
+    with Daemon("--config", config, "--state-dir", work.path("state")) as d:
         samples = wait_runs(d, [p["name"] for p in probes], 2, 120)
         for p in probes:
-            ok = fu.runs(samples, p["name"], "ok")
+            ok = prom.runs(samples, p["name"], "ok")
             print(f"{p['name']}: {ok:.0f} ok runs")
         if d.stop() != 0:
-            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-2000:]}")
-    after, writes_after = rel.sha256_file(dev), writes(dev)
+            fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-2000:]}")
+    after, writes_after = sha256_file(dev), writes(dev)
     print(f"device sha256 before {before[:16]}… after {after[:16]}…; "
           f"writes {writes_before} -> {writes_after}")
     if after != before:
-        harness.fail("the block device's bytes changed during the probe cycles")
+        fail("the block device's bytes changed during the probe cycles")
     if writes_after != writes_before:
-        harness.fail(f"the block device's write counter moved ({writes_before} -> {writes_after})")
+        fail(f"the block device's write counter moved ({writes_before} -> {writes_after})")
 
     # Part 2: metadata on a directory of the mounted filesystem.
     mnt = work.mount(dev, "mnt")
@@ -86,28 +89,29 @@ with rel.Scratch("readonly") as work:
     os.symlink("data/random.bin", os.path.join(mnt, "link"))
     os.sync()
     exclude = {"probes/iodrift-meta"}
-    tree_before = rel.tree_digest(mnt, exclude)
+    tree_before = tree_digest(mnt, exclude)
 
     probes = [{"name": "dir-metadata", "kind": "metadata", "target": os.path.join(mnt, "probes"),
                "interval": "500ms", "timeout": "20s"}]
-    config = rel.write_config(work.path("meta.yaml"), probes, work.path("state"))
-    with harness.Daemon("--config", config, "--state-dir", work.path("state")) as d:
+    config = write_config(work.path("meta.yaml"), probes, work.path("state"))
+    with Daemon("--config", config, "--state-dir", work.path("state")) as d:
         samples = wait_runs(d, ["dir-metadata"], 3, 120)
-        create = fu.value(samples, "iodrift_probe_ops_per_second", probe="dir-metadata", op="create")
-        print(f"dir-metadata: {fu.runs(samples, 'dir-metadata', 'ok'):.0f} ok runs, "
+        create = prom.value(samples, "iodrift_probe_ops_per_second", probe="dir-metadata",
+                            op="create")
+        print(f"dir-metadata: {prom.runs(samples, 'dir-metadata', 'ok'):.0f} ok runs, "
               f"create {create} ops/s")
         if d.stop() != 0:
-            harness.fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-2000:]}")
+            fail(f"iodriftd did not exit 0 on SIGTERM: {d.stderr()[-2000:]}")
     time.sleep(0.1)
     os.sync()
-    tree_after = rel.tree_digest(mnt, exclude)
-    changes = rel.diff_trees(tree_before, tree_after)
+    tree_after = tree_digest(mnt, exclude)
+    changes = diff_trees(tree_before, tree_after)
     # The probe directory itself may be created; nothing else.
     changes = [c for c in changes if c != "created probes/iodrift-meta"]
     if changes:
-        harness.fail("files outside the probe directory changed: " + "; ".join(changes[:20]))
+        fail("files outside the probe directory changed: " + "; ".join(changes[:20]))
     leftovers = sorted(os.listdir(os.path.join(mnt, "probes", "iodrift-meta")))
     if leftovers:
-        harness.fail(f"the metadata probe left files behind: {leftovers[:10]}")
+        fail(f"the metadata probe left files behind: {leftovers[:10]}")
     print(f"{len(tree_before)} entries outside the probe directory unchanged")
 print("ok")

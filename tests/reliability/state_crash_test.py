@@ -19,13 +19,15 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rel  # noqa: E402
-from rel import fu, harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_config
+from iodrift_test.daemon import Daemon, binary, scrape
+from iodrift_test.skip import fail
+from iodrift_test.wait import wait_for
+
 
 KILLS = 25
 PROBES = ("hot-a", "hot-b", "hot-c")
@@ -42,15 +44,15 @@ try:
     target = os.path.join(work, "target.dat")
     with open(target, "wb") as f:
         f.write(os.urandom(4 << 20))
-    config = rel.write_config(os.path.join(work, "iodrift.yaml"), [
+    config = write_config(os.path.join(work, "iodrift.yaml"), [
         {"name": name, "kind": "cached", "target": target, "interval": "300ms", "size": "2MiB",
          "timeout": "10s"} for name in PROBES], state)
-    args = [harness.binary(), "--config", config, "--state-dir", state, "--listen",
+    args = [binary(), "--config", config, "--state-dir", state, "--listen",
             "127.0.0.1:0", "--dbus", "none"]
 
     def load_line(log_text, life):
         if "is unreadable" in log_text or "cannot be set aside" in log_text:
-            harness.fail(f"life {life}: the state file was found corrupt:\n{log_text[-2000:]}")
+            fail(f"life {life}: the state file was found corrupt:\n{log_text[-2000:]}")
         m = LOADED.search(log_text)
         return (int(m.group(1)), int(m.group(2))) if m else None
 
@@ -76,42 +78,42 @@ try:
         loaded = load_line(text, life)
         if loaded is not None:
             if loaded[0] < last_probes:
-                harness.fail(f"life {life}: loaded {loaded[0]} probes, an earlier life had "
-                             f"{last_probes}: saved state was lost")
+                fail(f"life {life}: loaded {loaded[0]} probes, an earlier life had "
+                     f"{last_probes}: saved state was lost")
             last_probes = loaded[0]
         if os.path.exists(os.path.join(state, "baselines.tmp")):
             torn += 1
         corrupt = [n for n in os.listdir(state) if n.startswith("baselines.corrupt")]
         if corrupt:
-            harness.fail(f"life {life}: {corrupt} after a kill at {delay:.2f} s")
+            fail(f"life {life}: {corrupt} after a kill at {delay:.2f} s")
         lives.append(f"{delay:.2f}s:{'-' if loaded is None else loaded[0]}")
     print(f"{KILLS} kills (delay:probes loaded): {' '.join(lives)}")
     print(f"{torn} kills left a baselines.tmp (a write cut short)")
 
     # A last, clean life: the state loads whole and the baselines show.
-    with harness.Daemon(*args[1:]) as d:
+    with Daemon(*args[1:]) as d:
         loaded = load_line(d.stderr(), "final")
         if loaded is None or loaded[0] != len(PROBES):
-            harness.fail(f"final start loaded {loaded}, want {len(PROBES)} probes:\n"
-                         f"{d.stderr()[-2000:]}")
+            fail(f"final start loaded {loaded}, want {len(PROBES)} probes:\n"
+                 f"{d.stderr()[-2000:]}")
         if os.path.exists(os.path.join(state, "baselines.tmp")):
-            harness.fail("baselines.tmp was not cleaned up at start")
+            fail("baselines.tmp was not cleaned up at start")
         with open(os.path.join(state, "baselines")) as f:
             lines = f.read().splitlines()
         if lines[0] != "iodrift-baselines 1" or lines[-1] != f"end {len(lines) - 1}":
-            harness.fail(f"the state file is not whole: {lines[:1]} … {lines[-1:]}")
+            fail(f"the state file is not whole: {lines[:1]} … {lines[-1:]}")
         for name in PROBES:
             rec = [line.split() for line in lines if line.startswith(f"probe {name} ")]
             if not rec or rec[0][5] == "-":
-                harness.fail(f"{name} has no baseline in the state file: {rec}")
+                fail(f"{name} has no baseline in the state file: {rec}")
 
         def exported():
-            samples, _ = fu.scrape(d)
-            return all(fu.value(samples, "iodrift_probe_baseline_bytes_per_second", probe=n)
+            samples, _ = scrape(d)
+            return all(prom.value(samples, "iodrift_probe_baseline_bytes_per_second", probe=n)
                        for n in PROBES)
-        fu.wait_for("baselines on /metrics", exported, 20)
+        wait_for("baselines on /metrics", exported, 20)
         if d.stop() != 0:
-            harness.fail("iodriftd did not exit 0 on SIGTERM")
+            fail("iodriftd did not exit 0 on SIGTERM")
     print(f"final start: {loaded[0]} probes with baselines loaded")
 finally:
     shutil.rmtree(work, ignore_errors=True)

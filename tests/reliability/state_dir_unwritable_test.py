@@ -16,14 +16,17 @@ Needs root (losetup, mkfs.ext4, mount); exits 77 otherwise.
 """
 import errno
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rel  # noqa: E402
-from rel import fu, harness  # noqa: E402
+from iodrift_test import prom
+from iodrift_test.config import write_config
+from iodrift_test.daemon import Daemon, scrape
+from iodrift_test.devices import Scratch, need_root, sh
+from iodrift_test.skip import fail
+from iodrift_test.wait import wait_for
 
-rel.need_root("mkfs.ext4")
+
+need_root("mkfs.ext4")
 PROBE = "hot"
 SAVE_INTERVAL = 10  # ResultStore's kDefaultMinSaveInterval
 
@@ -34,55 +37,55 @@ def warnings(log):
 
 
 def scenario(work, label, state, errno_text, target, writable_again=None):
-    config = rel.write_config(work.path(f"{label}.yaml"), [
+    config = write_config(work.path(f"{label}.yaml"), [
         {"name": PROBE, "kind": "cached", "target": target, "interval": "500ms",
          "size": "2MiB", "timeout": "10s"}], state)
-    with harness.Daemon("--config", config, "--state-dir", state) as d:
+    with Daemon("--config", config, "--state-dir", state) as d:
         start = time.monotonic()
         seen_runs = 0
         baseline = None
         # More than two save intervals: the failing save is retried at least twice.
         while time.monotonic() - start < 2 * SAVE_INTERVAL + 5:
-            samples, _ = fu.scrape(d)
-            ok = fu.runs(samples, PROBE, "ok")
+            samples, _ = scrape(d)
+            ok = prom.runs(samples, PROBE, "ok")
             if ok < seen_runs:
-                harness.fail(f"{label}: run count went backwards")
+                fail(f"{label}: run count went backwards")
             seen_runs = ok
-            baseline = fu.value(samples, "iodrift_probe_baseline_bytes_per_second",
-                                probe=PROBE) or baseline
+            baseline = prom.value(samples, "iodrift_probe_baseline_bytes_per_second",
+                                  probe=PROBE) or baseline
             time.sleep(0.5)
         if seen_runs < 6:
-            harness.fail(f"{label}: only {seen_runs:.0f} ok runs in {2 * SAVE_INTERVAL + 5} s")
+            fail(f"{label}: only {seen_runs:.0f} ok runs in {2 * SAVE_INTERVAL + 5} s")
         if not baseline:
-            harness.fail(f"{label}: no baseline exported after {seen_runs:.0f} ok runs: "
-                         f"{d.stderr()[-2000:]}")
+            fail(f"{label}: no baseline exported after {seen_runs:.0f} ok runs: "
+                 f"{d.stderr()[-2000:]}")
         warns = warnings(d.stderr())
         if len(warns) != 1:
-            harness.fail(f"{label}: {len(warns)} warnings, want exactly 1:\n" + "\n".join(warns))
+            fail(f"{label}: {len(warns)} warnings, want exactly 1:\n" + "\n".join(warns))
         w = warns[0]
         if "baselines: cannot save" not in w or errno_text.lower() not in w.lower() or "in memory" not in w:
-            harness.fail(f"{label}: the warning is not clear: {w}")
+            fail(f"{label}: the warning is not clear: {w}")
         print(f"{label}: {seen_runs:.0f} ok runs, baseline {baseline:.3g} B/s; warning: {w}")
         leftovers = [n for n in os.listdir(state) if n.startswith("baselines")]
         if leftovers:
-            harness.fail(f"{label}: files left in the state dir: {leftovers}")
+            fail(f"{label}: files left in the state dir: {leftovers}")
 
         if writable_again:
             writable_again()
-            fu.wait_for(f"{label}: 'saved again' after the state dir became writable",
-                        lambda: "baselines: saved again" in d.stderr(), SAVE_INTERVAL + 10)
+            wait_for(f"{label}: 'saved again' after the state dir became writable",
+                     lambda: "baselines: saved again" in d.stderr(), SAVE_INTERVAL + 10)
             with open(os.path.join(state, "baselines")) as f:
                 lines = f.read().splitlines()
             if not lines or lines[0] != "iodrift-baselines 1" or lines[-1] != f"end {len(lines) - 1}":
-                harness.fail(f"{label}: the saved file is not whole: {lines[:2]} … {lines[-1:]}")
+                fail(f"{label}: the saved file is not whole: {lines[:2]} … {lines[-1:]}")
             if not any(line.startswith(f"probe {PROBE} ") for line in lines):
-                harness.fail(f"{label}: the saved file has no line for {PROBE}: {lines}")
+                fail(f"{label}: the saved file has no line for {PROBE}: {lines}")
             print(f"{label}: saved again once writable ({len(lines)} lines)")
         if d.stop() != 0:
-            harness.fail(f"{label}: iodriftd did not exit 0 on SIGTERM")
+            fail(f"{label}: iodriftd did not exit 0 on SIGTERM")
 
 
-with rel.Scratch("statedir") as work:
+with Scratch("statedir") as work:
     target = work.path("target.dat")
     with open(target, "wb") as f:
         f.write(os.urandom(4 << 20))
@@ -92,7 +95,7 @@ with rel.Scratch("statedir") as work:
     ro = work.mount(work.path("state-rw"), "state-ro", "--bind")
     work.remount_ro(ro)
     scenario(work, "readonly", ro, "Read-only file system", target,
-             writable_again=lambda: rel.sh("mount", "-o", "remount,bind,rw", ro))
+             writable_again=lambda: sh("mount", "-o", "remount,bind,rw", ro))
 
     # A full filesystem.
     dev = work.loop(2 << 20, "full", mkfs_args=("-b", "1024", "-m", "0"))

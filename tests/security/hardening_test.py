@@ -15,7 +15,8 @@ import time
 import urllib.error
 import urllib.request
 
-from sec_util import ConfDaemon, fail
+from iodrift_test.daemon import ConfDaemon
+from iodrift_test.skip import fail
 
 CONFIG = "http:\n  max_connections: 8\n  connection_timeout: 3s\n"
 

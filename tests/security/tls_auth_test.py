@@ -15,7 +15,9 @@ import subprocess
 import tempfile
 import time
 
-from sec_util import ConfDaemon, bcrypt_hash, binary, curl, fail, make_cert, need
+from iodrift_test.daemon import ConfDaemon, binary
+from iodrift_test.skip import fail, need
+from iodrift_test.web import bcrypt_hash, curl, make_cert
 
 
 def main():

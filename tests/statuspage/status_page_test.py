@@ -20,28 +20,20 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
-import tempfile
 import time
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-import harness  # noqa: E402
+from iodrift_test.config import write_config
+from iodrift_test.daemon import Daemon
+from iodrift_test.devices import Scratch, need_root
+from iodrift_test.skip import fail, skip
 
 CHROMIUM = "/usr/bin/chromium"
-if os.geteuid() != 0:
-    harness.skip("needs root for losetup and mount")
+need_root("mkfs.ext4")
 if not os.access(CHROMIUM, os.X_OK):
-    harness.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
-    if not shutil.which(tool):
-        harness.skip(f"{tool} not installed")
+    skip(f"{CHROMIUM} not installed (apt-get install chromium)")
 
 MIN_RUNS = int(os.environ.get("IODRIFT_STATUS_MIN_RUNS", "4"))  # more: a fuller screenshot
-
-
-def sh(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def chromium(work, *args, timeout=90):
@@ -53,7 +45,7 @@ def chromium(work, *args, timeout=90):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                        env=dict(os.environ, HOME=work))
     if p.returncode != 0:
-        harness.fail(f"chromium exited {p.returncode}: {p.stderr[-3000:]}")
+        fail(f"chromium exited {p.returncode}: {p.stderr[-3000:]}")
     return p.stdout, p.stderr
 
 
@@ -111,7 +103,7 @@ def png_pixels(path):
     """(width, height, rows of bytes per pixel channel, channels) of an 8-bit non-interlaced PNG."""
     data = open(path, "rb").read()
     if data[:8] != b"\x89PNG\r\n\x1a\n":
-        harness.fail(f"{path} is not a PNG")
+        fail(f"{path} is not a PNG")
     pos, idat, ihdr = 8, b"", None
     while pos < len(data):
         length, ctype = struct.unpack(">I4s", data[pos:pos + 8])
@@ -123,7 +115,7 @@ def png_pixels(path):
         pos += 12 + length
     width, height, depth, color, _, _, interlace = ihdr
     if depth != 8 or interlace != 0 or color not in (2, 6):
-        harness.fail(f"unexpected PNG format depth={depth} color={color} interlace={interlace}")
+        fail(f"unexpected PNG format depth={depth} color={color} interlace={interlace}")
     channels = 3 if color == 2 else 4
     raw = zlib.decompress(idat)
     stride = width * channels
@@ -150,19 +142,10 @@ def png_pixels(path):
     return width, height, rows, channels
 
 
-work = tempfile.mkdtemp(prefix="iodrift-status-", dir="/var/tmp")
-loops, mounts = [], []
-try:
-    img = os.path.join(work, "fs.img")
-    with open(img, "wb") as f:
-        f.truncate(64 << 20)
-    dev = sh("losetup", "--show", "-f", img)
-    loops.append(dev)
-    sh("mkfs.ext4", "-q", "-F", dev)
-    mnt = os.path.join(work, "mnt")
-    os.makedirs(mnt)
-    sh("mount", dev, mnt)
-    mounts.append(mnt)
+with Scratch("status") as scratch:
+    work = scratch.dir
+    dev = scratch.loop(64 << 20, "fs")
+    mnt = scratch.mount(dev, "mnt")
     probe_dir = os.path.join(mnt, "probes")
     os.makedirs(probe_dir)
 
@@ -174,21 +157,25 @@ try:
         ("mem", "memory", None, "size: 4MiB"),
     ]
     config = os.path.join(work, "iodrift.yaml")
-    with open(config, "w") as f:
-        f.write("status:\n  enabled: true\n  history_runs: 50\nprobes:\n")
-        for name, kind, target, extra in probes:
-            f.write(f"  - name: {name}\n    kind: {kind}\n")
-            if target:
-                f.write(f"    target: {target}\n")
-            f.write(f"    interval: 2s\n    timeout: 10s\n    time_budget: 200ms\n    {extra}\n")
+    probe_dicts = []
+    for name, kind, target, extra in probes:
+        p = {"name": name, "kind": kind}
+        if target:
+            p["target"] = target
+        p.update(interval="2s", timeout="10s", time_budget="200ms")
+        key, _, value = extra.partition(": ")
+        p[key] = value
+        probe_dicts.append(p)
+    write_config(config, probe_dicts, dbus=None, log_level=None,
+                 extra="status:\n  enabled: true\n  history_runs: 50")
 
-    with harness.Daemon("--config", config) as d:
+    with Daemon("--config", config) as d:
         # Wait for MIN_RUNS successful runs of every probe, seen through the JSON API.
         deadline = time.monotonic() + 60 + 10 * MIN_RUNS
         while True:
             status, headers, body = d.get("/api/v1/probes")
             if status != 200:
-                harness.fail(f"/api/v1/probes answered {status}: {body}")
+                fail(f"/api/v1/probes answered {status}: {body}")
             doc = json.loads(body)
             by_name = {p["name"]: p for p in doc["probes"]}
             ok = {name: sum(1 for h in by_name.get(name, {}).get("history", [])
@@ -197,15 +184,15 @@ try:
             if all(n >= MIN_RUNS for n in ok.values()):
                 break
             if time.monotonic() > deadline:
-                harness.fail(f"not {MIN_RUNS} ok runs per probe in time: {ok}\n"
-                             f"{json.dumps(doc, indent=1)[:4000]}\n{d.stderr()[-3000:]}")
+                fail(f"not {MIN_RUNS} ok runs per probe in time: {ok}\n"
+                     f"{json.dumps(doc, indent=1)[:4000]}\n{d.stderr()[-3000:]}")
             time.sleep(1)
 
         # The JSON API.
         if not headers.get("Content-Type", "").startswith("application/json"):
-            harness.fail(f"/api/v1/probes Content-Type {headers.get('Content-Type')!r}")
+            fail(f"/api/v1/probes Content-Type {headers.get('Content-Type')!r}")
         if doc["history_runs"] != 50:
-            harness.fail(f"history_runs {doc['history_runs']} != 50 from the config")
+            fail(f"history_runs {doc['history_runs']} != 50 from the config")
         once_fields = {"name", "kind", "target", "success", "result", "supported", "error",
                        "start_time_seconds", "duration_seconds", "bytes",
                        "throughput_bytes_per_second", "ops_per_second", "latency_seconds",
@@ -215,17 +202,17 @@ try:
         for p in doc["probes"]:
             missing = (once_fields | {"baseline", "ratio", "history", "figure_unit"}) - set(p)
             if missing:
-                harness.fail(f"{p['name']}: fields missing from /api/v1/probes: {sorted(missing)}")
+                fail(f"{p['name']}: fields missing from /api/v1/probes: {sorted(missing)}")
             if not p["history"]:
-                harness.fail(f"{p['name']}: empty history")
+                fail(f"{p['name']}: empty history")
             last = p["history"][-1]
             for key in ("time_seconds", "boot_id", "uptime_seconds", "features"):
                 if last.get(key) is None:
-                    harness.fail(f"{p['name']}: history point lacks {key}: {last}")
+                    fail(f"{p['name']}: history point lacks {key}: {last}")
             if last["features"].get("mem_free_bytes") is None:
-                harness.fail(f"{p['name']}: no mem_free_bytes in the history features: {last}")
+                fail(f"{p['name']}: no mem_free_bytes in the history features: {last}")
         if by_name["loop-random"]["figure_unit"] != "ops/s":
-            harness.fail("loop-random figure_unit is not ops/s")
+            fail("loop-random figure_unit is not ops/s")
         # Baselines form after 5 clean runs; by then the history carries them.
         if not any(h["baseline"] for p in doc["probes"] for h in p["history"]):
             print("note: no baseline formed yet (needs 5 clean runs per probe)")
@@ -236,40 +223,40 @@ try:
         dom = Dom()
         dom.feed(dom_text)
         if dom.body.get("data-js") != "ready":
-            harness.fail(f"the inline script did not run to its end: body={dom.body}\n"
-                         f"{dom_err[-3000:]}")
+            fail(f"the inline script did not run to its end: body={dom.body}\n"
+                 f"{dom_err[-3000:]}")
         for name, *_ in probes:
             charts = dom.sections.get(name)
             if charts is None:
-                harness.fail(f"no <section> for {name} in the DOM: {list(dom.sections)}")
+                fail(f"no <section> for {name} in the DOM: {list(dom.sections)}")
             if len(charts) != 4:
-                harness.fail(f"{name}: {len(charts)} charts, want 4: {charts}")
+                fail(f"{name}: {len(charts)} charts, want 4: {charts}")
             for svg_id, chart in charts.items():
                 if chart["legend"] < 1:
-                    harness.fail(f"{name}: chart {svg_id} has no legend")
+                    fail(f"{name}: chart {svg_id} has no legend")
             fig = charts.get(f"probe-{name}-figure")
             if not fig or fig["circles"] < 2:
-                harness.fail(f"{name}: fewer than 2 data points on the figure chart: {charts}")
+                fail(f"{name}: fewer than 2 data points on the figure chart: {charts}")
             if fig["circles"] < MIN_RUNS:
-                harness.fail(f"{name}: {fig['circles']} points, want >= {MIN_RUNS}")
+                fail(f"{name}: {fig['circles']} points, want >= {MIN_RUNS}")
             if charts[f"probe-{name}-memory"]["circles"] < 2:
-                harness.fail(f"{name}: no memory context points: {charts}")
+                fail(f"{name}: no memory context points: {charts}")
             print(f"{name}: " + ", ".join(f"{k.rsplit('-', 1)[1]} {v['circles']} points"
                                           for k, v in charts.items()))
         bad = console_errors(dom_err)
         if bad:
-            harness.fail("console errors:\n" + "\n".join(bad))
+            fail("console errors:\n" + "\n".join(bad))
 
         # The page through Chromium: a screenshot.
         shot = os.path.join(work, "status.png")
         _, shot_err = chromium(work, f"--screenshot={shot}", "--window-size=1280,2000",
                                "--hide-scrollbars", url)
         if not os.path.exists(shot):
-            harness.fail(f"no screenshot written: {shot_err[-3000:]}")
+            fail(f"no screenshot written: {shot_err[-3000:]}")
         size = os.path.getsize(shot)
         width, height, rows, channels = png_pixels(shot)
         if width != 1280:
-            harness.fail(f"screenshot is {width}x{height}, want width 1280")
+            fail(f"screenshot is {width}x{height}, want width 1280")
         colours, non_white = set(), 0
         for row in rows[::4]:
             for x in range(0, width * channels, channels * 4):
@@ -279,20 +266,14 @@ try:
                     non_white += 1
         sampled = (height // 4 + 1) * (width // 4)
         if len(colours) < 16 or non_white < sampled // 100:
-            harness.fail(f"screenshot looks blank: {len(colours)} colours, "
-                         f"{non_white}/{sampled} non-white samples")
+            fail(f"screenshot looks blank: {len(colours)} colours, "
+                 f"{non_white}/{sampled} non-white samples")
         bad = console_errors(shot_err)
         if bad:
-            harness.fail("console errors:\n" + "\n".join(bad))
+            fail("console errors:\n" + "\n".join(bad))
         print(f"screenshot {width}x{height}, {size} bytes, {len(colours)} colours sampled, "
               f"{100 * non_white / sampled:.1f}% non-white")
         if os.environ.get("IODRIFT_STATUS_SCREENSHOT"):
             shutil.copyfile(shot, os.environ["IODRIFT_STATUS_SCREENSHOT"])
             print(f"copied to {os.environ['IODRIFT_STATUS_SCREENSHOT']}")
     print("ok")
-finally:
-    for m in reversed(mounts):
-        subprocess.run(["umount", m], capture_output=True)
-    for dev in reversed(loops):
-        subprocess.run(["losetup", "-d", dev], capture_output=True)
-    shutil.rmtree(work, ignore_errors=True)

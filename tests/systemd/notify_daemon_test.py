@@ -19,23 +19,18 @@ import tempfile
 import time
 import urllib.request
 
+from iodrift_test.skip import fail, skip
+
 IODRIFTD = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("IODRIFTD", "")
-
-
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
 
 
 def main():
     if not IODRIFTD or not os.access(IODRIFTD, os.X_OK):
-        print("skip: no iodriftd binary")
-        return 77
+        skip("no iodriftd binary")
     with open(IODRIFTD, "rb") as f:
         if b"READY=1" not in f.read():
-            print("skip: iodriftd does not send sd_notify messages yet (SystemdNotifier not wired "
-                  "into daemon/app.cpp)")
-            return 77
+            skip("iodriftd does not send sd_notify messages yet (SystemdNotifier not wired "
+                 "into daemon/app.cpp)")
 
     tmp = tempfile.TemporaryDirectory(prefix="iodrift-notify-")
     sock_path = os.path.join(tmp.name, "notify")

@@ -1,41 +1,43 @@
-"""Helpers shared by the reliability tests (tests/reliability/*_test.py): loop devices and
-mounts that are always cleaned up, whole-device and whole-tree checksums, a daemon config
-writer and metric look-ups. Python stdlib only; builds on tests/e2e/harness.py and
-tests/fuse/faultutil.py.
+"""Loop devices, filesystems and mounts that are always cleaned up, plus whole-file and
+whole-tree checksums (to show that nothing was written where it must not be).
+
+    need_root("mkfs.ext4")
+    with Scratch("mytest") as s:
+        dev = s.loop(64 << 20, "fs")          # ext4 on a 64 MiB loop device
+        mnt = s.mount(dev, "mnt")
 """
 import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "fuse"))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
-import faultutil as fu  # noqa: E402,F401  (re-exported)
-import harness  # noqa: E402,F401  (re-exported)
+from iodrift_test.skip import fail, skip
 
 
 def need_root(*tools):
-    """Skips (77) unless root and every tool is installed."""
+    """Skips (77) unless root and losetup, mount, umount and every tool in `tools` are
+    installed."""
     if os.geteuid() != 0:
-        harness.skip("needs root for loop devices and mounts")
+        skip("needs root for loop devices and mounts")
     for tool in ("losetup", "mount", "umount") + tools:
         if shutil.which(tool) is None:
-            harness.skip(f"{tool} is not installed")
+            skip(f"{tool} is not installed")
 
 
 def sh(*cmd, check=True):
+    """Runs `cmd`; returns its stripped stdout. Fails the test on a non-zero exit (unless
+    check is False)."""
     res = subprocess.run(cmd, capture_output=True, text=True)
     if check and res.returncode != 0:
-        harness.fail(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()}")
+        fail(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()}")
     return res.stdout.strip()
 
 
 class Scratch:
-    """A work dir under /var/tmp plus the loop devices and mounts made in it; `close()` (or the
-    context manager) unmounts and detaches in reverse order and removes the dir."""
+    """A work dir under /var/tmp (mode 0755) plus the loop devices and mounts made in it;
+    `close()` (or leaving the context manager, however the test ends) unmounts lazily and
+    detaches in reverse order and removes the dir."""
 
     def __init__(self, prefix):
         self.dir = tempfile.mkdtemp(prefix=f"iodrift-{prefix}-", dir="/var/tmp")
@@ -51,8 +53,8 @@ class Scratch:
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
-    def loop(self, size, name, fill_random=False, mkfs=True, mkfs_args=()):
-        """A loop device over a `size`-byte image; ext4 on it unless mkfs is False."""
+    def image(self, size, name, fill_random=False):
+        """A `size`-byte file work/<name>.img (sparse, or random data), fsynced; its path."""
         img = self.path(f"{name}.img")
         with open(img, "wb") as f:
             if fill_random:
@@ -62,8 +64,17 @@ class Scratch:
                 f.truncate(size)
             f.flush()
             os.fsync(f.fileno())
-        dev = sh("losetup", "--show", "-f", img)
+        return img
+
+    def attach(self, img, *losetup_args):
+        """`losetup --show -f [ARGS] IMG`; the device is detached by close()."""
+        dev = sh("losetup", "--show", "-f", *losetup_args, img)
         self._loops.append(dev)
+        return dev
+
+    def loop(self, size, name, fill_random=False, mkfs=True, mkfs_args=(), losetup_args=()):
+        """A loop device over a `size`-byte image; ext4 on it unless mkfs is False."""
+        dev = self.attach(self.image(size, name, fill_random), *losetup_args)
         if mkfs:
             sh("mkfs.ext4", "-q", "-F", *mkfs_args, dev)
         return dev
@@ -131,20 +142,3 @@ def diff_trees(before, after):
         elif before[rel] != after[rel]:
             out.append(f"changed {rel}: {before[rel]} -> {after[rel]}")
     return out
-
-
-def write_config(path, probes, state_dir, extra=""):
-    """A daemon config: `probes` is a list of dicts (key: value, written as given)."""
-    lines = [f"state_dir: {state_dir}", "dbus: none", "log_level: info"]
-    if extra:
-        lines.append(extra.rstrip("\n"))
-    lines.append("probes:" if probes else "probes: []")
-    for probe in probes:
-        first = True
-        for key, value in probe.items():
-            lines.append(f"  {'- ' if first else '  '}{key}: {value}")
-            first = False
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
-

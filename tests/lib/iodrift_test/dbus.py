@@ -1,17 +1,21 @@
-"""Helpers for iodrift's D-Bus tests: a private dbus-daemon, real clients (busctl, gdbus,
-iodriftctl), and the e2e harness's Daemon for iodriftd itself.
+"""D-Bus for tests: a private dbus-daemon (session-like, or system-like with our deny-by-default
+policy file), real clients (busctl, gdbus, iodriftctl) and waiting until iodriftd owns its name.
+Many calls from one sender: iodrift_test.dbus_wire.
 
-A test whose tool is missing exits 77 (CTest: skipped).
+    need_tools("dbus-daemon", "busctl")
+    with Bus() as bus, Daemon("--config", cfg, "--dbus", bus.address) as d:
+        wait_for_service(bus.address, d)
+        res = busctl(bus.address, "call", NAME, PATH, IFACE, "ListProbes")
 """
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-import harness  # noqa: E402,F401  (re-exported: harness.Daemon, harness.fail, harness.skip)
+from iodrift_test.config import write_config
+from iodrift_test.daemon import ctl_binary
+from iodrift_test.skip import fail, need_tools  # noqa: F401  (part of this module's API)
 
 NAME = "org.iodrift.Monitor1"
 PATH = "/org/iodrift/Monitor1"
@@ -61,19 +65,6 @@ SYSTEM_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Con
 """
 
 
-def need_tools(*tools):
-    for tool in tools:
-        if shutil.which(tool) is None:
-            harness.skip(f"{tool} is not installed")
-
-
-def ctl_binary():
-    path = os.environ.get("IODRIFTCTL")
-    if not path or not os.access(path, os.X_OK):
-        harness.fail(f"IODRIFTCTL does not name an executable: {path!r}")
-    return path
-
-
 class Bus:
     """A private dbus-daemon; `address` is its address. Use as a context manager."""
 
@@ -95,7 +86,7 @@ class Bus:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip()
         if not line:
-            harness.fail(f"dbus-daemon printed no address: {self.proc.stderr.read()}")
+            fail(f"dbus-daemon printed no address: {self.proc.stderr.read()}")
         self.address = line
         return self
 
@@ -130,16 +121,16 @@ def wait_for_service(address, daemon, seconds=20):
         if res.returncode == 0:
             return res.stdout
         if daemon.proc.poll() is not None:
-            harness.fail(f"iodriftd exited with {daemon.proc.returncode}: {daemon.stderr()}")
+            fail(f"iodriftd exited with {daemon.proc.returncode}: {daemon.stderr()}")
         time.sleep(0.1)
-    harness.fail(f"{NAME} did not appear on the bus within {seconds} s: {daemon.stderr()}")
+    fail(f"{NAME} did not appear on the bus within {seconds} s: {daemon.stderr()}")
 
 
-def write_config(path, work, extra=""):
-    """A config with two fast probes: `mem` (memory) and `rnd` (random on a temp dir)."""
+def write_two_probe_config(path, work, extra=""):
+    """A config (state_dir WORK/state, then `extra` YAML) with two probes that run only when
+    asked: `mem` (memory, 16 MiB) and `rnd` (random on WORK/target, made here)."""
     target = os.path.join(work, "target")
     os.makedirs(target, exist_ok=True)
-    with open(path, "w") as f:
-        f.write(f"state_dir: {work}/state\n{extra}probes:\n"
-                "  - name: mem\n    kind: memory\n    interval: 1h\n    size: 16MiB\n"
-                f"  - name: rnd\n    kind: random\n    target: {target}\n    interval: 1h\n")
+    probes = [{"name": "mem", "kind": "memory", "interval": "1h", "size": "16MiB"},
+              {"name": "rnd", "kind": "random", "target": target, "interval": "1h"}]
+    return write_config(path, probes, f"{work}/state", extra, dbus=None, log_level=None)

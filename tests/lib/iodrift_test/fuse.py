@@ -1,6 +1,8 @@
-"""Mount faultfs (tests/fuse/faultfs.c) for a test, and tear it down so that nothing ever hangs.
+"""Mount faultfs (tests/fuse/faultfs.c) for a test, and tear it down so that nothing ever hangs;
+plus process facts for threads stuck in FUSE requests (threads, leader_state).
 
-    with faultfs.mounted(size="8M") as fs:
+    from iodrift_test import fuse
+    with fuse.mounted(size="8M") as fs:
         fs.path("hang.dat")        # absolute path inside the mount
         fs.stats()                 # {'reads': 3, 'hung': 1, ...} from the `stats` file
         fs.release()               # SIGUSR1: hung reads return data, hang.dat stops hanging
@@ -17,7 +19,8 @@ The connection id is the st_dev of the mount, taken from /proc/self/mountinfo (n
 mount itself, which may hang).
 
 requirements() names what is missing (not root, no /dev/fuse, no faultfs binary) or returns None;
-tests skip (exit 77) on it. The faultfs binary comes from $FAULTFS (set by tests/fuse/CMakeLists).
+tests skip (exit 77) on it (need_faultfs() does that). The faultfs binary comes from $FAULTFS
+(set by tests/fuse/CMakeLists.txt).
 """
 import contextlib
 import os
@@ -26,6 +29,8 @@ import signal
 import subprocess
 import tempfile
 import time
+
+from iodrift_test.skip import skip
 
 FUSECTL = "/sys/fs/fuse/connections"
 
@@ -44,6 +49,13 @@ def requirements():
     if not path or not os.access(path, os.X_OK):
         return f"faultfs not built (FAULTFS={path!r}; Debian: libfuse3-dev)"
     return None
+
+
+def need_faultfs():
+    """Skips (77) with requirements()' reason unless faultfs can run here."""
+    reason = requirements()
+    if reason:
+        skip(reason)
 
 
 def _mountinfo():
@@ -206,3 +218,28 @@ def mounted(**kwargs):
         signal.signal(signal.SIGTERM, previous)
         if errors:
             print("faultfs teardown: " + "; ".join(errors))
+
+
+def threads(pid):
+    """Threads of process `pid` (from /proc/PID/status), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def leader_state(pid):
+    """State letter of the thread-group leader (R, S, D, Z, …), or None when the process is gone.
+
+    A process one of whose threads is stuck in a FUSE request cannot be reaped after it exits:
+    its leader shows Z while the stuck thread stays in D until the request ends.
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None

@@ -1,5 +1,5 @@
-"""A minimal D-Bus client on one connection (stdlib only), for tests that need many calls from
-the same sender, which busctl/gdbus (one connection per process) cannot make.
+"""dbus_wire: a minimal D-Bus client on one connection (stdlib only), for tests that need many
+calls from the same sender, which busctl/gdbus (one connection per process) cannot make.
 
 Supports unix:path= and unix:abstract= addresses, EXTERNAL auth, method calls whose arguments
 are strings, and reading replies (method return or error name). Not a general D-Bus library.
