@@ -69,6 +69,8 @@ PENDING_CONTRACT = {
     "iodrift_probe_interval_seconds": ({"probe", "kind", "target"}, "issue 7 (dashboards)"),
     "iodrift_probe_latency_last_seconds": ({"probe", "kind", "target", "quantile"},
                                            "issue 7 (dashboards)"),
+    "iodrift_probe_baseline_ops_per_second": ({"probe", "kind", "target", "op"},
+                                              "issue 13 (units)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).

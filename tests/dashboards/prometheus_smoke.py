@@ -144,7 +144,7 @@ def exposition(uptime, started, machine):
             ops = ["read"] if kind == "random" else ["create", "stat", "delete"]
             for op in ops:
                 m("iodrift_probe_ops_per_second", 5000, op=op, **p)
-            m("iodrift_probe_baseline_bytes_per_second", 5000, **p)
+                m("iodrift_probe_baseline_ops_per_second", 5000, op=op, **p)  # issue 13: ops/s, per op
             cumulative = 0
             for i, bound in enumerate(LATENCY_BOUNDS):
                 cumulative += math.floor(t * (4 if 4 <= i <= 8 else 0))
