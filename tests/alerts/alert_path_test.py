@@ -9,8 +9,9 @@ iodriftd -> Prometheus (the shipped rules) -> Alertmanager, and a real slowdown 
   2. a real `prometheus` (Debian package `prometheus`; scrape and evaluation every 1 s) with a
      copy of dashboards/prometheus/*.rules.yml and a real `prometheus-alertmanager` (Debian package
      of that name) on loopback, Prometheus sending to it;
-  3. once both probes have a baseline (5 clean runs) and Prometheus sees their ratio near 1 with
-     no regression alert, the daemon's reads of the loop device are throttled to THROTTLE_BPS
+  3. once both probes have a baseline (5 clean runs), Prometheus has their ratios and the
+     regression alert has been quiet for QUIET s, the daemon's reads of the loop device are
+     throttled to THROTTLE_BPS
      (v1 `blkio.throttle.read_bps_device` / v2 `io.max rbps=` on the loop device's MAJ:MIN, for
      the daemon's cgroup only: the loop device is what the daemon reads);
   4. asserted: IodriftThroughputRegression is RECEIVED by Alertmanager (GET /api/v2/alerts) for
@@ -56,8 +57,11 @@ PROMTOOL = "/usr/bin/promtool"
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 ALERT = "IodriftThroughputRegression"
 PROBES = [("alert-buffered", "buffered"), ("alert-direct", "direct")]
-THROTTLE_BPS = 2 << 20          # 2 MiB/s: a run reads ~0.5 MiB in its 250 ms budget
+THROTTLE_BPS = 512 << 10        # 512 KiB/s: a run reads one 1 MiB chunk in ~2 s, far below any
+                                # baseline seen (>= 4 MB/s on a loop device at load 16)
 BASELINE_DEADLINE = 180         # s from daemon start until both baselines exist
+QUIET = 25                      # s without the alert before the throttle (> the 20 s test window)
+QUIET_DEADLINE = 240
 FIRE_DEADLINE = 150             # s from the throttle until Alertmanager has both alerts
 RESOLVE_DEADLINE = 120          # s from lifting the throttle until both are gone from it
 THRESHOLD = 0.7                 # T1 in iodrift-alerts.rules.yml
@@ -204,6 +208,11 @@ def dashboard_uids():
     return uids
 
 
+def print_timeline(marks):
+    print("timeline: (s from throttle start) " + ", ".join(
+        "%s %.1f" % (k, v) for k, v in sorted(marks.items(), key=lambda kv: kv[1])))
+
+
 def start(cmd, log_path):
     log = open(log_path, "w")
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
@@ -233,9 +242,14 @@ def main():
     t_start = time.monotonic()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a CTest timeout: run the cleanup below
     work = tempfile.mkdtemp(prefix="iodrift-alert-path-", dir="/var/tmp")
+    # The device image lives in memory (tmpfs) so that the unthrottled figures are steady on a
+    # busy machine (a disk-backed image read cold, then from the host's cache, moved the direct
+    # probe's ratio to 8x its baseline); the throttle acts on the loop device, whatever backs it.
+    img_dir = tempfile.mkdtemp(prefix="iodrift-alert-path-", dir="/dev/shm") \
+        if os.path.isdir("/dev/shm") else work
     loop, cg, prom, am = None, None, None, None
     try:
-        img = os.path.join(work, "disk.img")
+        img = os.path.join(img_dir, "disk.img")
         with open(img, "wb") as f:
             for _ in range(64):
                 f.write(os.urandom(1 << 20))
@@ -301,10 +315,26 @@ def main():
             if not smoke.wait_ready(base, prom, 30):
                 harness.fail("prometheus did not become ready:\n" + tail(prom_log))
 
+            names = [n for n, _ in PROBES]
+
             def ratios():
                 r = smoke.api(base, "/api/v1/query", query='iodrift_probe_baseline_ratio{instance="%s"}'
                               % instance)
                 return {s["metric"]["probe"]: float(s["value"][1]) for s in r["data"]["result"]}
+
+            def daemon_runs():
+                """{probe: (last run's end, its ratio)} from the daemon's own /metrics."""
+                _, _, text = daemon.get("/metrics")
+                m = harness.parse_metrics(text)
+                out = {}
+                for n in names:
+                    ts = [v for k, v in m.items() if k.startswith(
+                        "iodrift_probe_last_run_timestamp_seconds{") and 'probe="%s"' % n in k]
+                    ra = [v for k, v in m.items() if k.startswith(
+                        "iodrift_probe_baseline_ratio{") and 'probe="%s"' % n in k]
+                    if ts and ra:
+                        out[n] = (ts[0], ra[0])
+                return out
 
             def prom_alerts():
                 r = smoke.api(base, "/api/v1/alerts")
@@ -322,13 +352,12 @@ def main():
                     if p.poll() is not None:
                         harness.fail(f"{what} exited ({p.returncode}):\n" + tail(log))
 
-            names = [n for n, _ in PROBES]
-            # Baselines: both ratios at Prometheus, close to 1, and no regression alert anywhere.
+            # Baselines: both probes have a ratio at Prometheus.
             deadline = time.monotonic() + BASELINE_DEADLINE
             while True:
                 check_alive()
                 r = ratios()
-                if all(n in r for n in names) and all(r[n] > THRESHOLD for n in names):
+                if all(n in r for n in names):
                     break
                 if time.monotonic() > deadline:
                     _, _, text = daemon.get("/metrics")
@@ -336,20 +365,27 @@ def main():
                         BASELINE_DEADLINE, r, "\n".join(l for l in text.splitlines()
                                                         if "baseline" in l or "suspect" in l)))
                 time.sleep(1)
-            # 25 s of healthy runs: the 20 s window of the test rule holds only runs at baseline,
-            # and nothing fires without a slowdown.
-            healthy_until = time.monotonic() + 25
-            while time.monotonic() < healthy_until:
+            # Quiet before the slowdown: QUIET s in a row without the alert pending or firing at
+            # Prometheus or active at Alertmanager, so that what follows is caused by the throttle.
+            # (On a machine with every core busy the unthrottled figures scatter - 0.4x to 20x the
+            # baseline was seen at load 16 - and a short test window can go pending by chance.)
+            deadline = time.monotonic() + QUIET_DEADLINE
+            quiet_since = time.monotonic()
+            while time.monotonic() - quiet_since < QUIET:
                 check_alive()
                 if prom_alerts() or am_alerts():
-                    harness.fail("%s active before any slowdown: %s" % (ALERT, prom_alerts()))
+                    quiet_since = time.monotonic()
+                if time.monotonic() > deadline:
+                    harness.fail("%s never quiet for %d s before any slowdown (ratios %s, "
+                                 "Prometheus %s)" % (ALERT, QUIET, ratios(), prom_alerts()))
                 time.sleep(1)
-            print("baselines formed, ratios %s after %.0f s" % (
+            print("baselines formed and quiet, ratios %s after %.0f s" % (
                 {k: round(v, 2) for k, v in ratios().items()}, time.monotonic() - t_start))
 
             # The slowdown.
             cg.limit_read_bps(majmin, THROTTLE_BPS)
             t0 = time.monotonic()
+            t0_wall = time.time()
             marks = {}
             deadline = t0 + FIRE_DEADLINE
             received = {}
@@ -357,8 +393,9 @@ def main():
                 check_alive()
                 now = time.monotonic() - t0
                 r = ratios()
-                if "slow_run_seen" not in marks and any(r.get(n, 1) < THRESHOLD for n in names):
-                    marks["slow_run_seen"] = now
+                for probe, (ts, ratio) in daemon_runs().items():
+                    if ts > t0_wall and ratio < THRESHOLD:
+                        marks.setdefault("first_slow_run:" + probe, ts - t0_wall)
                 for probe, a in prom_alerts().items():
                     marks.setdefault("pending:" + probe, now)
                     if a["state"] == "firing":
@@ -374,6 +411,7 @@ def main():
                                      {k: v["state"] for k, v in prom_alerts().items()}, marks))
                 time.sleep(0.5)
 
+            print_timeline(marks)
             anchors, uids = readme_anchors(), dashboard_uids()
             failures = []
             held = ratios()
@@ -391,9 +429,10 @@ def main():
                 if not 0 < ratio < THRESHOLD:
                     failures.append("%s: annotation ratio=%r, want a number in (0, %.2f)"
                                     % (name, ann.get("ratio"), THRESHOLD))
-                elif name in held and abs(ratio - held[name]) > 0.5 * THRESHOLD:
-                    failures.append("%s: annotation ratio %.3f far from the ratio Prometheus holds "
-                                    "(%.3f)" % (name, ratio, held[name]))
+                elif name in held and ratio < held[name] - 0.001:
+                    # The annotation is the best ratio of the window, so never below the last one.
+                    failures.append("%s: annotation ratio %.3f is below the ratio Prometheus holds "
+                                    "now (%.3f): not the window's best" % (name, ratio, held[name]))
                 url = ann.get("runbook_url", "")
                 m = re.match(r"^https://github\.com/iodrift/iodrift/blob/main/README\.md#(.+)$", url)
                 if not m or m.group(1) not in anchors:
@@ -437,8 +476,7 @@ def main():
                                                       {k: v["state"] for k, v in pa.items()},
                                                       sorted(aa)))
                 time.sleep(0.5)
-            print("timeline: (s from throttle start) " + ", ".join(
-                "%s %.1f" % (k, v) for k, v in sorted(marks.items(), key=lambda kv: kv[1])))
+            print_timeline(marks)
     finally:
         stop(prom)
         stop(am)
@@ -447,6 +485,7 @@ def main():
         if loop:
             subprocess.run(["losetup", "-d", loop], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(img_dir, ignore_errors=True)
     print("ok: %s received by Alertmanager for %s and resolved (%.0f s)" % (
         ALERT, ", ".join(n for n, _ in PROBES), time.monotonic() - t_start))
 

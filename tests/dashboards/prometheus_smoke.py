@@ -273,7 +273,7 @@ def dashboard_queries(instance):
                 out.append(("%s: variable %s" % (base, v["name"]), v["name"], subst(inner)))
         for a in d["annotations"]["list"]:
             if not a.get("builtIn"):
-                out.append(("%s: annotation %s" % (base, a["name"]), a["name"], subst(a["expr"])))
+                out.append(("%s: annotation %s" % (base, a["name"]), a["name"], subst(lint.annotation_expr(a))))
         for p in lint.Linter.walk_panels(d["panels"]):
             for t in p.get("targets") or []:
                 out.append(("%s: panel %r target %s" % (base, p["title"], t["refId"]), p["title"],
