@@ -45,7 +45,8 @@ struct ProbeSpec {
 
 struct VmstatOptions {
   bool enabled = true;
-  std::string fields = ".*";  // ECMAScript regex, whole-name match
+  // ECMAScript regex, whole-name match, or `default` (proc::kDefaultVmstatFields) or `all`.
+  std::string fields = "default";
 
   bool operator==(const VmstatOptions&) const = default;
 };

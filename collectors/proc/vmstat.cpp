@@ -49,4 +49,10 @@ Expected<Vmstat> ReadVmstat(const ProcRoot& root) {
   return parsed;
 }
 
+std::string VmstatFieldsRegex(std::string_view fields) {
+  if (fields == kVmstatFieldsDefaultWord) return std::string(kDefaultVmstatFields);
+  if (fields == kVmstatFieldsAllWord) return ".*";
+  return std::string(fields);
+}
+
 }  // namespace iodrift::proc

@@ -22,6 +22,36 @@
 
 namespace iodrift::proc {
 
+// `collectors.vmstat.fields` takes an ECMAScript regex (whole-name match) or one of two words:
+//   default  the fields below (kDefaultVmstatFields): what explains a slow read - reclaim,
+//            compaction, refaults, THP and I/O - about 45 series instead of ~190;
+//   all      every field (".*"; also "" for configs written before the default list).
+inline constexpr std::string_view kVmstatFieldsDefaultWord = "default";
+inline constexpr std::string_view kVmstatFieldsAllWord = "all";
+// Keep in step with README.md ("Series next to node_exporter") and config/iodrift.yaml.
+// Fields a kernel does not have simply do not appear (allocstall_device is 6.x, the per-type
+// workingset_* names replaced workingset_refault/activate/restore in 5.9).
+inline constexpr std::string_view kDefaultVmstatFields =
+    // reclaim: pages scanned/stolen by kswapd and by allocating tasks, direct-reclaim stalls per
+    // zone, throttled direct reclaim, active-list refill, slab shrinking
+    "pgscan_(kswapd|direct)|pgsteal_(kswapd|direct)|pgscan_direct_throttle|allocstall_.+|pgrefill|"
+    "slabs_scanned|"
+    // what empties memory by force: the OOM killer, `echo N > drop_caches`
+    "oom_kill|drop_pagecache|drop_slab|"
+    // compaction: stalls of allocating tasks, their outcome, and the work done
+    "compact_(stall|fail|success|migrate_scanned|free_scanned)|"
+    // refaults: evicted pages read back (thrashing), by anon/file
+    "workingset_(refault|activate|restore)(_anon|_file)?|"
+    // THP: fault-time allocation and fallback, khugepaged collapse, splits, THPs in use, and
+    // splits of the kernel's direct map (large pages broken into small ones)
+    "thp_fault_(alloc|fallback)|thp_collapse_alloc(_failed)?|thp_split_page|"
+    "nr_anon_transparent_hugepages|direct_map_level[23]_splits|"
+    // I/O: paging and swapping, faults, dirty and writeback pages and their rates
+    "pgpgin|pgpgout|pswpin|pswpout|pgfault|pgmajfault|nr_dirty|nr_writeback|nr_dirtied|nr_written";
+
+// The regex `fields` stands for: the default list for "default", every field for "all".
+std::string VmstatFieldsRegex(std::string_view fields);
+
 struct VmstatField {
   std::string name;
   std::int64_t value;

@@ -1,5 +1,6 @@
-// vmstat collector: /proc/vmstat fields selected by `collectors.vmstat.fields` as untyped
-// iodrift_vmstat_<field> (the kernel mixes counters and gauges without saying which).
+// vmstat collector: /proc/vmstat fields selected by `collectors.vmstat.fields` (a regex, or the
+// words `default` - kDefaultVmstatFields - and `all`) as untyped iodrift_vmstat_<field> (the
+// kernel mixes counters and gauges without saying which).
 #include "collectors/common/families.h"
 #include "collectors/proc/name_filter.h"
 #include "collectors/proc/state_collectors.h"
@@ -10,7 +11,8 @@ namespace {
 
 class VmstatCollector final : public Collector {
  public:
-  explicit VmstatCollector(const config::VmstatOptions& options) : filter_(options.fields, "") {}
+  explicit VmstatCollector(const config::VmstatOptions& options)
+      : filter_(VmstatFieldsRegex(options.fields), "") {}
 
   std::string_view Name() const override { return "vmstat"; }
 

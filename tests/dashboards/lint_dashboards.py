@@ -47,7 +47,7 @@ EXPECTED_UIDS = {
     "iodrift-overview.json": "iodrift-overview",
     "iodrift-fleet.json": "iodrift-fleet",
 }
-REQUIRED_VARIABLES = ("datasource", "instance", "probe")
+REQUIRED_VARIABLES = ("datasource", "job", "instance", "probe")
 DATASOURCE_REF = "${datasource}"
 SCHEMA_VERSIONS = range(36, 40)  # Grafana 9.0 (36) .. 10.x (39)
 PANELS_WITHOUT_UNIT = ("row", "text")
@@ -69,6 +69,8 @@ PENDING_CONTRACT = {
     "iodrift_probe_interval_seconds": ({"probe", "kind", "target"}, "issue 7 (dashboards)"),
     "iodrift_probe_latency_last_seconds": ({"probe", "kind", "target", "quantile"},
                                            "issue 7 (dashboards)"),
+    "iodrift_probe_baseline_ops_per_second": ({"probe", "kind", "target", "op"},
+                                              "issue 13 (units)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).
@@ -217,6 +219,12 @@ def parse_design(text):
     if not contract.exact:
         raise ValueError("no metric names found in the '## Metrics' section")
     return contract
+
+
+def annotation_expr(a):
+    """The PromQL of a Prometheus annotation: `target.expr` (Grafana's schema)."""
+    target = a.get("target")
+    return target.get("expr", "") if isinstance(target, dict) else ""
 
 
 def embedded_contract():
@@ -519,10 +527,15 @@ class Linter:
             return True, labels, ""
         return False, None, "not defined in %s nor by a recording rule" % self.contract.source
 
-    def check_expr(self, where, expr, defined_vars=None):
+    def check_expr(self, where, expr, defined_vars=None, dashboard=False):
         if not expr or not expr.strip():
             self.problem(where, "empty expression")
             return
+        # Dashboards: every selector that picks machines by $instance also honours $job.
+        if dashboard and re.search(r'instance=~?"\$instance"', expr):
+            for sel in re.findall(r'\{[^{}]*instance=~?"\$instance"[^{}]*\}', expr):
+                if 'job=~"$job"' not in sel:
+                    self.problem(where, 'selector %s filters by $instance but not by job=~"$job"' % sel)
         self.exprs.append((where, expr))
         if defined_vars is not None:
             for var in sorted(variables_in(expr) - defined_vars - GRAFANA_BUILTIN_VARIABLES):
@@ -646,14 +659,17 @@ class Linter:
                 self.check_datasource(where, v.get("datasource"))
                 inner = variable_query_expr(v.get("query"))
                 if inner:
-                    self.check_expr(where, inner, names)
+                    self.check_expr(where, inner, names, dashboard=v.get("name") != "job")
 
         for a in (d.get("annotations") or {}).get("list") or []:
             if a.get("builtIn"):
                 continue
             where = "%s: annotation %s" % (base, a.get("name"))
             self.check_datasource(where, a.get("datasource"))
-            self.check_expr(where, a.get("expr", ""), names)
+            if "expr" in a or "step" in a:
+                self.problem(where, "query at the top level (`expr`/`step`): Grafana's schema has it "
+                                    "in `target` ({\"expr\": ..., \"interval\": ..., \"refId\": \"Anno\"})")
+            self.check_expr(where, annotation_expr(a), names, dashboard=True)
 
         ids = set()
         for panel in self.walk_panels(d.get("panels") or []):
@@ -677,7 +693,7 @@ class Linter:
             for t in targets:
                 twhere = "%s target %s" % (where, t.get("refId"))
                 self.check_datasource(twhere, t.get("datasource"))
-                self.check_expr(twhere, t.get("expr", ""), names)
+                self.check_expr(twhere, t.get("expr", ""), names, dashboard=True)
 
     @staticmethod
     def walk_panels(panels):

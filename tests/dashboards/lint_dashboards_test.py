@@ -155,7 +155,7 @@ class LintTest(unittest.TestCase):
         self.assertCaught("meminfo field 'Memfree'")
 
     def test_meminfo_kernel_names_are_kept(self):
-        self.set_expr('iodrift_meminfo_Active_file_bytes{instance="$instance"} + iodrift_meminfo_HugePages_Total{instance="$instance"}')
+        self.set_expr('iodrift_meminfo_Active_file_bytes{job=~"$job", instance="$instance"} + iodrift_meminfo_HugePages_Total{job=~"$job", instance="$instance"}')
         code, out = self.run_lint()
         self.assertEqual(code, 0, out)
 
@@ -206,8 +206,22 @@ class LintTest(unittest.TestCase):
 
     def test_annotation_is_checked(self):
         ann = next(a for a in self.dashboard["annotations"]["list"] if not a.get("builtIn"))
-        ann["expr"] = "changes(iodrift_boot_seconds[10m]) > 0"
+        ann["target"]["expr"] = "changes(iodrift_boot_seconds[10m]) > 0"
         self.assertCaught("annotation Reboots: unknown metric iodrift_boot_seconds")
+
+    def test_annotation_query_at_top_level(self):
+        ann = next(a for a in self.dashboard["annotations"]["list"] if not a.get("builtIn"))
+        ann["expr"] = ann["target"].pop("expr")
+        self.assertCaught("annotation Reboots: query at the top level")
+
+    def test_instance_without_job(self):
+        self.set_expr('iodrift_probe_success{instance="$instance"}')
+        self.assertCaught('filters by $instance but not by job=~"$job"')
+
+    def test_job_variable_required(self):
+        self.dashboard["templating"]["list"] = [
+            v for v in self.dashboard["templating"]["list"] if v["name"] != "job"]
+        self.assertCaught("missing the 'job' variable")
 
     def test_rule_files_are_checked(self):
         bad = os.path.join(self.tmp, "bad.rules.yml")

@@ -70,6 +70,8 @@ ALTERNATIVES = [
     {"iodrift_vmstat_allocstall_dma", "iodrift_vmstat_allocstall_dma32",
      "iodrift_vmstat_allocstall_normal", "iodrift_vmstat_allocstall_movable",
      "iodrift_vmstat_allocstall_device"},
+    # Baselines of random/metadata probes: ops/s per op since issue 13 (bytes/s before it).
+    {"iodrift_probe_baseline_bytes_per_second", "iodrift_probe_baseline_ops_per_second"},
 ]
 
 # promtool's style findings on families named after kernel fields (as in

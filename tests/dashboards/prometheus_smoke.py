@@ -143,7 +143,7 @@ def exposition(uptime, started, machine):
             ops = ["read"] if kind == "random" else ["create", "stat", "delete"]
             for op in ops:
                 m("iodrift_probe_ops_per_second", 5000, op=op, **p)
-            m("iodrift_probe_baseline_bytes_per_second", 5000, **p)
+                m("iodrift_probe_baseline_ops_per_second", 5000, op=op, **p)  # issue 13: ops/s, per op
             cumulative = 0
             for i, bound in enumerate(LATENCY_BOUNDS):
                 cumulative += math.floor(t * (4 if 4 <= i <= 8 else 0))
@@ -272,7 +272,7 @@ def dashboard_queries(instance):
                 out.append(("%s: variable %s" % (base, v["name"]), v["name"], subst(inner)))
         for a in d["annotations"]["list"]:
             if not a.get("builtIn"):
-                out.append(("%s: annotation %s" % (base, a["name"]), a["name"], subst(a["expr"])))
+                out.append(("%s: annotation %s" % (base, a["name"]), a["name"], subst(lint.annotation_expr(a))))
         for p in lint.Linter.walk_panels(d["panels"]):
             for t in p.get("targets") or []:
                 out.append(("%s: panel %r target %s" % (base, p["title"], t["refId"]), p["title"],
