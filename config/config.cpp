@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -31,6 +30,8 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+
+#include "config/listen.h"
 
 namespace iodrift::config {
 namespace {
@@ -1241,45 +1242,9 @@ std::string Problem::ToString() const {
 }
 
 std::optional<std::string> CheckListen(std::string_view value) {
-  const std::string hint = "expected HOST:PORT like 127.0.0.1:9723, [::1]:9723 or localhost:9723";
-  if (value.empty()) return hint;
-  std::string_view host;
-  std::string_view port;
-  if (value.front() == '[') {
-    const std::size_t close = value.find(']');
-    if (close == std::string_view::npos) return "unclosed `[` in the IPv6 address; " + hint;
-    host = value.substr(1, close - 1);
-    std::string_view rest = value.substr(close + 1);
-    if (rest.empty() || rest.front() != ':') return "missing `:PORT` after `]`; " + hint;
-    port = rest.substr(1);
-    const bool valid_ipv6 = !host.empty() && host.find(':') != std::string_view::npos &&
-                            std::all_of(host.begin(), host.end(), [](char c) {
-                              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-                                     (c >= 'A' && c <= 'F') || c == ':' || c == '.';
-                            });
-    if (!valid_ipv6) return "invalid IPv6 address between `[` and `]`; " + hint;
-  } else {
-    const std::size_t colon = value.rfind(':');
-    if (colon == std::string_view::npos) return "missing `:PORT`; " + hint;
-    host = value.substr(0, colon);
-    port = value.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) {
-      return "an IPv6 address needs brackets, e.g. [::1]:9723";
-    }
-    if (host.empty()) return "missing HOST (use 0.0.0.0 or [::] for every address); " + hint;
-    const bool valid_host = std::all_of(host.begin(), host.end(), [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-             c == '.' || c == '-' || c == '_';
-    });
-    if (!valid_host) return "invalid host name; " + hint;
-  }
-  std::uint32_t port_number = 0;
-  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), port_number);
-  if (port.empty() || port.size() > 5 || error != std::errc() || end != port.data() + port.size() ||
-      port_number > 65535) {
-    return std::string("port must be a number from 0 to 65535 (0 picks a free port)");
-  }
-  return std::nullopt;
+  auto listen = ParseListen(value);
+  if (listen) return std::nullopt;
+  return std::move(listen.error().message);
 }
 
 std::optional<std::string> CheckDbus(std::string_view value) {

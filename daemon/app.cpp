@@ -13,6 +13,7 @@
 #include "collectors/probes/history.h"
 #include "collectors/probes/result_store.h"
 #include "collectors/proc/boot.h"
+#include "config/listen.h"
 #include "daemon/dbus/service.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
@@ -255,7 +256,7 @@ class Daemon {
                                        [this] { return Reload(); });
     }
     // Config valid, listener bound, bus name requested: tell systemd, then keep it informed.
-    if (auto hp = SplitHostPort(cfg_.listen)) http_host_ = hp->first;
+    if (auto listen = config::ParseListen(cfg_.listen)) http_host_ = listen->host;
     notifier_.Ready(StatusText());
     notifier_.StartWatchdog([this] { return Alive(); }, [this] { return StatusText(); });
     for (;;) {
