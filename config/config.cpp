@@ -17,18 +17,21 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <regex>
 #include <span>
 #include <sstream>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+
+#include "config/listen.h"
 
 namespace iodrift::config {
 namespace {
@@ -493,6 +496,18 @@ bool IsMarkedString(const YAML::Node& node) {
 
 bool IsAbsolutePath(std::string_view path) { return !path.empty() && path.front() == '/'; }
 
+class Loader;
+
+// One key of a config section: its name, written once, and what reading it does. `apply` reads
+// the entry's value with the loader (which reports any problem) and stores it in `target`, the
+// section's struct (or a small struct that also remembers entries for cross-key checks). A
+// section is a table of these; the loader takes the section's key list from the same table.
+template <class Target>
+struct KeyRule {
+  std::string_view name;
+  void (*apply)(Loader& loader, const Entry& entry, Target& target);
+};
+
 class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
@@ -530,12 +545,17 @@ class Loader {
 
   bool ok() const { return problem_count_ == 0; }
 
-  // Walks a map: reports non-scalar keys, duplicates and unknown keys (with a suggestion), and
-  // calls `handle(entry)` once per known key. A null map is an empty one.
-  template <class Handle>
+  // Walks a map against a section's key table: reports non-scalar keys, duplicates and unknown
+  // keys (with a "did you mean" suggestion or the list of keys, both taken from `rules`), and
+  // calls the matching rule's `apply` once per known key with `target`. A null map is an empty
+  // one.
+  template <class Target>
   void ForEachEntry(const YAML::Node& map, const std::string& prefix,
-                    std::span<const std::string_view> known, Handle handle) {
+                    std::type_identity_t<std::span<const KeyRule<Target>>> rules, Target& target) {
     if (map.IsNull()) return;
+    std::vector<std::string_view> known;
+    known.reserve(rules.size());
+    for (const KeyRule<Target>& rule : rules) known.push_back(rule.name);
     std::map<std::string, Position, std::less<>> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       const YAML::Node key = it->first;
@@ -546,7 +566,9 @@ class Loader {
       }
       const std::string name = key.Scalar();
       const std::string path = prefix.empty() ? name : prefix + "." + name;
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
+      const auto rule = std::find_if(rules.begin(), rules.end(),
+                                     [&](const KeyRule<Target>& r) { return r.name == name; });
+      if (rule == rules.end()) {
         std::string message = "unknown key";
         if (problems_.size() >= kMaxProblems) {
           // Counted only; skip the suggestion search (a 1 MiB file can hold 100k keys).
@@ -567,7 +589,7 @@ class Loader {
                "duplicate key (first defined at line " + std::to_string(first->second.line) + ")");
         continue;
       }
-      handle(Entry{path, name, key, value});
+      rule->apply(*this, Entry{path, name, key, value}, target);
     }
   }
 
@@ -692,6 +714,11 @@ class Loader {
   }
 
   // ---- sections ---------------------------------------------------------------------------------
+  //
+  // Each section is a table of KeyRule rows: a key is named once, next to what reading it does.
+  // ForEachEntry takes the key list (unknown keys, "did you mean") from the same table, so adding
+  // a key or a collector is one row plus the field in config.h. Rows are in the order the keys
+  // are listed in messages ("expected one of: ...").
 
   Config LoadRoot(const YAML::Node& root) {
     Config config;
@@ -702,32 +729,36 @@ class Loader {
                  DescribeNode(root));
       return config;
     }
-    static constexpr std::array<std::string_view, 10> kKeys = {
-        "listen",     "state_dir", "proc_root", "dbus",   "log_level",
-        "collectors", "http",      "scheduler", "status", "probes"};
-    ForEachEntry(root, "", kKeys, [&](const Entry& entry) {
-      if (entry.name == "listen") {
-        if (auto v = ReadChoice(entry, &CheckListen)) config.listen = *v;
-      } else if (entry.name == "state_dir") {
-        if (auto v = ReadAbsolutePath(entry)) config.state_dir = *v;
-      } else if (entry.name == "proc_root") {
-        if (auto v = ReadAbsolutePath(entry)) config.proc_root = *v;
-      } else if (entry.name == "dbus") {
-        if (auto v = ReadChoice(entry, &CheckDbus)) config.dbus = *v;
-      } else if (entry.name == "log_level") {
-        if (auto v = ReadChoice(entry, &CheckLogLevel)) config.log_level = *v;
-      } else if (entry.name == "collectors") {
-        LoadCollectors(entry, &config.collectors);
-      } else if (entry.name == "http") {
-        LoadHttp(entry, &config.http);
-      } else if (entry.name == "scheduler") {
-        LoadScheduler(entry, &config.scheduler);
-      } else if (entry.name == "status") {
-        LoadStatus(entry, &config.status);
-      } else if (entry.name == "probes") {
-        LoadProbes(entry, &config.probes);
-      }
-    });
+    static constexpr KeyRule<Config> kKeys[] = {
+        {"listen",
+         [](Loader& l, const Entry& e, Config& c) {
+           if (auto v = l.ReadChoice(e, &CheckListen)) c.listen = *v;
+         }},
+        {"state_dir",
+         [](Loader& l, const Entry& e, Config& c) {
+           if (auto v = l.ReadAbsolutePath(e)) c.state_dir = *v;
+         }},
+        {"proc_root",
+         [](Loader& l, const Entry& e, Config& c) {
+           if (auto v = l.ReadAbsolutePath(e)) c.proc_root = *v;
+         }},
+        {"dbus",
+         [](Loader& l, const Entry& e, Config& c) {
+           if (auto v = l.ReadChoice(e, &CheckDbus)) c.dbus = *v;
+         }},
+        {"log_level",
+         [](Loader& l, const Entry& e, Config& c) {
+           if (auto v = l.ReadChoice(e, &CheckLogLevel)) c.log_level = *v;
+         }},
+        {"collectors",
+         [](Loader& l, const Entry& e, Config& c) { l.LoadCollectors(e, c.collectors); }},
+        {"http", [](Loader& l, const Entry& e, Config& c) { l.LoadHttp(e, c.http); }},
+        {"scheduler",
+         [](Loader& l, const Entry& e, Config& c) { l.LoadScheduler(e, c.scheduler); }},
+        {"status", [](Loader& l, const Entry& e, Config& c) { l.LoadStatus(e, c.status); }},
+        {"probes", [](Loader& l, const Entry& e, Config& c) { l.LoadProbes(e, &c.probes); }},
+    };
+    ForEachEntry<Config>(root, "", kKeys, config);
     return config;
   }
 
@@ -738,94 +769,123 @@ class Loader {
     return false;
   }
 
-  // `name: true|false`, or `name: {enabled: ..., <options>}`; `handle_option` reads the options.
-  template <class HandleOption>
-  void LoadCollector(const Entry& entry, bool* enabled, std::span<const std::string_view> keys,
-                     HandleOption handle_option) {
+  // `name: true|false`, or `name: {enabled: ..., <options>}` walked with the `options` table
+  // (which holds `enabled` too) into `target`.
+  template <class Options>
+  void LoadCollector(const Entry& entry, bool& enabled,
+                     std::type_identity_t<std::span<const KeyRule<Options>>> options,
+                     Options& target) {
     if (entry.value.IsMap()) {
-      ForEachEntry(entry.value, entry.path, keys, [&](const Entry& option) {
-        if (option.name == "enabled") {
-          if (auto v = ReadBool(option)) *enabled = *v;
-        } else {
-          handle_option(option);
-        }
-      });
+      ForEachEntry<Options>(entry.value, entry.path, options, target);
       return;
     }
     if (entry.value.IsScalar() || entry.value.IsNull()) {
-      if (auto v = ReadBool(entry)) *enabled = *v;
+      if (auto v = ReadBool(entry)) enabled = *v;
       return;
     }
     ReportValue(entry,
                 "expected true, false or a map with `enabled`, got " + DescribeNode(entry.value));
   }
 
-  void LoadCollectors(const Entry& section, CollectorsConfig* out) {
-    if (!ExpectMap(section, "a map of collectors (`meminfo: true`, ...)")) return;
-    static constexpr std::array<std::string_view, 8> kKeys = {
-        "meminfo", "vmstat", "slabinfo", "pressure", "buddyinfo", "boot", "dentries", "balloon"};
-    static constexpr std::array<std::string_view, 1> kPlain = {"enabled"};
-    static constexpr std::array<std::string_view, 2> kVmstat = {"enabled", "fields"};
-    static constexpr std::array<std::string_view, 3> kSlabinfo = {"enabled", "include", "exclude"};
-    auto no_options = [](const Entry&) {};
-    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
-      if (entry.name == "meminfo") {
-        LoadCollector(entry, &out->meminfo, kPlain, no_options);
-      } else if (entry.name == "vmstat") {
-        LoadCollector(entry, &out->vmstat.enabled, kVmstat, [&](const Entry& option) {
-          if (auto v = ReadRegex(option)) out->vmstat.fields = *v;
-        });
-      } else if (entry.name == "slabinfo") {
-        LoadCollector(entry, &out->slabinfo.enabled, kSlabinfo, [&](const Entry& option) {
-          auto v = ReadRegex(option);
-          if (!v) return;
-          if (option.name == "include") out->slabinfo.include = *v;
-          if (option.name == "exclude") out->slabinfo.exclude = *v;
-        });
-      } else if (entry.name == "pressure") {
-        LoadCollector(entry, &out->pressure, kPlain, no_options);
-      } else if (entry.name == "buddyinfo") {
-        LoadCollector(entry, &out->buddyinfo, kPlain, no_options);
-      } else if (entry.name == "boot") {
-        LoadCollector(entry, &out->boot, kPlain, no_options);
-      } else if (entry.name == "dentries") {
-        LoadCollector(entry, &out->dentries, kPlain, no_options);
-      } else if (entry.name == "balloon") {
-        LoadCollector(entry, &out->balloon, kPlain, no_options);
-      }
-    });
+  static void ReadEnabled(Loader& loader, const Entry& entry, bool& enabled) {
+    if (auto v = loader.ReadBool(entry)) enabled = *v;
   }
 
-  void LoadHttp(const Entry& section, HttpOptions* out) {
+  // A collector without options: `name: true|false` or `name: {enabled: ...}`.
+  template <bool CollectorsConfig::*kEnabled>
+  static void LoadPlainCollector(Loader& loader, const Entry& entry, CollectorsConfig& out) {
+    static constexpr KeyRule<bool> kOptions[] = {{"enabled", &ReadEnabled}};
+    loader.LoadCollector<bool>(entry, out.*kEnabled, kOptions, out.*kEnabled);
+  }
+
+  static void LoadVmstat(Loader& loader, const Entry& entry, CollectorsConfig& out) {
+    static constexpr KeyRule<VmstatOptions> kOptions[] = {
+        {"enabled",
+         [](Loader& l, const Entry& e, VmstatOptions& o) { ReadEnabled(l, e, o.enabled); }},
+        {"fields",
+         [](Loader& l, const Entry& e, VmstatOptions& o) {
+           if (auto v = l.ReadRegex(e)) o.fields = *v;
+         }},
+    };
+    loader.LoadCollector<VmstatOptions>(entry, out.vmstat.enabled, kOptions, out.vmstat);
+  }
+
+  static void LoadSlabinfo(Loader& loader, const Entry& entry, CollectorsConfig& out) {
+    static constexpr KeyRule<SlabinfoOptions> kOptions[] = {
+        {"enabled",
+         [](Loader& l, const Entry& e, SlabinfoOptions& o) { ReadEnabled(l, e, o.enabled); }},
+        {"include",
+         [](Loader& l, const Entry& e, SlabinfoOptions& o) {
+           if (auto v = l.ReadRegex(e)) o.include = *v;
+         }},
+        {"exclude",
+         [](Loader& l, const Entry& e, SlabinfoOptions& o) {
+           if (auto v = l.ReadRegex(e)) o.exclude = *v;
+         }},
+    };
+    loader.LoadCollector<SlabinfoOptions>(entry, out.slabinfo.enabled, kOptions, out.slabinfo);
+  }
+
+  void LoadCollectors(const Entry& section, CollectorsConfig& out) {
+    if (!ExpectMap(section, "a map of collectors (`meminfo: true`, ...)")) return;
+    using C = CollectorsConfig;
+    static constexpr KeyRule<C> kCollectors[] = {
+        {"meminfo", &LoadPlainCollector<&C::meminfo>},
+        {"vmstat", &LoadVmstat},
+        {"slabinfo", &LoadSlabinfo},
+        {"pressure", &LoadPlainCollector<&C::pressure>},
+        {"buddyinfo", &LoadPlainCollector<&C::buddyinfo>},
+        {"boot", &LoadPlainCollector<&C::boot>},
+        {"dentries", &LoadPlainCollector<&C::dentries>},
+        {"balloon", &LoadPlainCollector<&C::balloon>},
+    };
+    ForEachEntry<C>(section.value, section.path, kCollectors, out);
+  }
+
+  // The http section while it is read: the options, and the TLS entries for the pair check.
+  struct HttpSection {
+    HttpOptions& out;
+    std::optional<Entry> cert;
+    std::optional<Entry> key;
+  };
+
+  void LoadHttp(const Entry& section, HttpOptions& out) {
     if (!ExpectMap(section, "a map (`max_connections: 64`, ...)")) return;
-    static constexpr std::array<std::string_view, 5> kKeys = {"max_connections",
-                                                              "connection_timeout", "tls_cert_file",
-                                                              "tls_key_file", "basic_auth_users"};
-    std::optional<Entry> cert, key;
-    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
-      if (entry.name == "max_connections") {
-        if (auto v = ReadCount(entry, 1, 10000)) {
-          out->max_connections = static_cast<std::uint32_t>(*v);
-        }
-      } else if (entry.name == "connection_timeout") {
-        if (auto v = ReadDuration(entry)) out->connection_timeout = *v;
-      } else if (entry.name == "tls_cert_file") {
-        cert = entry;
-        if (auto v = ReadPemFile(entry, PemKind::kCertificate)) out->tls_cert_file = *v;
-      } else if (entry.name == "tls_key_file") {
-        key = entry;
-        if (auto v = ReadPemFile(entry, PemKind::kPrivateKey)) out->tls_key_file = *v;
-      } else if (entry.name == "basic_auth_users") {
-        LoadBasicAuthUsers(entry, &out->basic_auth_users);
-      }
-    });
+    static constexpr KeyRule<HttpSection> kKeys[] = {
+        {"max_connections",
+         [](Loader& l, const Entry& e, HttpSection& h) {
+           if (auto v = l.ReadCount(e, 1, 10000)) {
+             h.out.max_connections = static_cast<std::uint32_t>(*v);
+           }
+         }},
+        {"connection_timeout",
+         [](Loader& l, const Entry& e, HttpSection& h) {
+           if (auto v = l.ReadDuration(e)) h.out.connection_timeout = *v;
+         }},
+        {"tls_cert_file",
+         [](Loader& l, const Entry& e, HttpSection& h) {
+           h.cert = e;
+           if (auto v = l.ReadPemFile(e, PemKind::kCertificate)) h.out.tls_cert_file = *v;
+         }},
+        {"tls_key_file",
+         [](Loader& l, const Entry& e, HttpSection& h) {
+           h.key = e;
+           if (auto v = l.ReadPemFile(e, PemKind::kPrivateKey)) h.out.tls_key_file = *v;
+         }},
+        {"basic_auth_users",
+         [](Loader& l, const Entry& e, HttpSection& h) {
+           l.LoadBasicAuthUsers(e, &h.out.basic_auth_users);
+         }},
+    };
+    HttpSection http{out, std::nullopt, std::nullopt};
+    ForEachEntry<HttpSection>(section.value, section.path, kKeys, http);
     // Both or neither: a certificate without its key (or the reverse) cannot serve TLS, and
     // silently serving plain HTTP instead would be worse.
-    if (cert && !key) {
-      Report(PositionOf(cert->key), section.path + ".tls_key_file",
+    if (http.cert && !http.key) {
+      Report(PositionOf(http.cert->key), section.path + ".tls_key_file",
              "missing (tls_cert_file needs tls_key_file, the certificate's private key)");
-    } else if (key && !cert) {
-      Report(PositionOf(key->key), section.path + ".tls_cert_file",
+    } else if (http.key && !http.cert) {
+      Report(PositionOf(http.key->key), section.path + ".tls_cert_file",
              "missing (tls_key_file needs tls_cert_file, the certificate)");
     }
   }
@@ -914,34 +974,42 @@ class Loader {
     }
   }
 
-  void LoadScheduler(const Entry& section, SchedulerConfig* out) {
+  void LoadScheduler(const Entry& section, SchedulerConfig& out) {
     if (!ExpectMap(section, "a map (`max_concurrent: 1`, `io_class: best-effort`, ...)")) return;
-    static constexpr std::array<std::string_view, 4> kKeys = {"max_concurrent", "io_class",
-                                                              "io_level", "nice"};
-    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
-      if (entry.name == "max_concurrent") {
-        if (auto v = ReadCount(entry, 1, 64)) out->max_concurrent = static_cast<std::uint32_t>(*v);
-      } else if (entry.name == "io_class") {
-        if (auto v = ReadChoice(entry, &CheckIoClass)) out->io_class = *v;
-      } else if (entry.name == "io_level") {
-        if (auto v = ReadCount(entry, 0, 7)) out->io_level = static_cast<int>(*v);
-      } else if (entry.name == "nice") {
-        if (auto v = ReadCount(entry, 0, 19)) out->nice = static_cast<int>(*v);
-      }
-    });
+    static constexpr KeyRule<SchedulerConfig> kKeys[] = {
+        {"max_concurrent",
+         [](Loader& l, const Entry& e, SchedulerConfig& s) {
+           if (auto v = l.ReadCount(e, 1, 64)) s.max_concurrent = static_cast<std::uint32_t>(*v);
+         }},
+        {"io_class",
+         [](Loader& l, const Entry& e, SchedulerConfig& s) {
+           if (auto v = l.ReadChoice(e, &CheckIoClass)) s.io_class = *v;
+         }},
+        {"io_level",
+         [](Loader& l, const Entry& e, SchedulerConfig& s) {
+           if (auto v = l.ReadCount(e, 0, 7)) s.io_level = static_cast<int>(*v);
+         }},
+        {"nice",
+         [](Loader& l, const Entry& e, SchedulerConfig& s) {
+           if (auto v = l.ReadCount(e, 0, 19)) s.nice = static_cast<int>(*v);
+         }},
+    };
+    ForEachEntry<SchedulerConfig>(section.value, section.path, kKeys, out);
   }
 
-  void LoadStatus(const Entry& section, StatusOptions* out) {
+  void LoadStatus(const Entry& section, StatusOptions& out) {
     if (!ExpectMap(section, "a map (`enabled: true`, `history_runs: 240`)")) return;
-    static constexpr std::array<std::string_view, 2> kKeys = {"enabled", "history_runs"};
-    ForEachEntry(section.value, section.path, kKeys, [&](const Entry& entry) {
-      if (entry.name == "enabled") {
-        if (auto v = ReadBool(entry)) out->enabled = *v;
-      } else if (entry.name == "history_runs") {
-        if (auto v = ReadCount(entry, 2, 100000))
-          out->history_runs = static_cast<std::uint32_t>(*v);
-      }
-    });
+    static constexpr KeyRule<StatusOptions> kKeys[] = {
+        {"enabled",
+         [](Loader& l, const Entry& e, StatusOptions& s) { ReadEnabled(l, e, s.enabled); }},
+        {"history_runs",
+         [](Loader& l, const Entry& e, StatusOptions& s) {
+           if (auto v = l.ReadCount(e, 2, 100000)) {
+             s.history_runs = static_cast<std::uint32_t>(*v);
+           }
+         }},
+    };
+    ForEachEntry<StatusOptions>(section.value, section.path, kKeys, out);
   }
 
   void LoadProbes(const Entry& section, std::vector<ProbeSpec>* out) {
@@ -983,103 +1051,129 @@ class Loader {
     }
   }
 
-  // One probe item (a map), every problem reported. Returns what could be read: when the name
-  // is valid it is set even if other keys are wrong. `*name_node` is set to the name's node.
-  ProbeSpec LoadProbe(const YAML::Node& item, const std::string& path, YAML::Node* name_node) {
-    static constexpr std::array<std::string_view, 9> kKeys = {"name",     "kind",    "target",
-                                                              "interval", "size",    "files",
-                                                              "requests", "timeout", "time_budget"};
+  // One probe item while it is read: the spec, and what the cross-key checks need to know.
+  struct ProbeItem {
     ProbeSpec probe;
+    YAML::Node name_node;
     bool has_name = false;
     bool has_kind = false;    // a `kind` key is present
     bool kind_valid = false;  // ... and names a kind
     bool durations_valid = true;
     std::optional<Entry> target, files, requests, timeout, time_budget;
-    ForEachEntry(item, path, kKeys, [&](const Entry& entry) {
-      if (entry.name == "name") {
-        has_name = true;
-        *name_node = entry.value;
-        if (auto v = ReadScalar(entry, "a probe name like sda-buffered")) {
-          if (auto problem = CheckProbeName(*v)) {
-            ReportValue(entry, *problem + ", got " + Shown(*v));
-          } else {
-            probe.name = *v;
-          }
-        }
-      } else if (entry.name == "kind") {
-        has_kind = true;
-        if (auto v = ReadScalar(entry, "one of " + std::string(kKindChoices))) {
-          if (auto kind = ParseProbeKind(*v)) {
-            probe.kind = *kind;
-            kind_valid = true;
-          } else {
-            ReportValue(entry,
-                        "must be one of " + std::string(kKindChoices) + ", got " + Shown(*v));
-          }
-        }
-      } else if (entry.name == "target") {
-        target = entry;
-        if (auto v = ReadAbsolutePath(entry)) probe.target = *v;
-      } else if (entry.name == "interval") {
-        if (auto v = ReadDuration(entry)) probe.interval = *v;
-      } else if (entry.name == "size") {
-        if (auto v = ReadSize(entry, /*allow_auto=*/true)) probe.size = *v;
-      } else if (entry.name == "files") {
-        files = entry;
-        if (auto v = ReadCount(entry, 1, kMaxCount)) probe.files = static_cast<std::uint32_t>(*v);
-      } else if (entry.name == "requests") {
-        requests = entry;
-        if (auto v = ReadCount(entry, 1, kMaxCount)) {
-          probe.requests = static_cast<std::uint32_t>(*v);
-        }
-      } else if (entry.name == "timeout") {
-        timeout = entry;
-        if (auto v = ReadDuration(entry)) {
-          probe.timeout = *v;
-        } else {
-          durations_valid = false;
-        }
-      } else if (entry.name == "time_budget") {
-        time_budget = entry;
-        if (auto v = ReadDuration(entry)) {
-          probe.time_budget = *v;
-        } else {
-          durations_valid = false;
-        }
-      }
-    });
+  };
+
+  // One probe item (a map), every problem reported. Returns what could be read: when the name
+  // is valid it is set even if other keys are wrong. `*name_node` is set to the name's node.
+  ProbeSpec LoadProbe(const YAML::Node& item, const std::string& path, YAML::Node* name_node) {
+    static constexpr KeyRule<ProbeItem> kKeys[] = {
+        {"name",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.has_name = true;
+           p.name_node = e.value;
+           if (auto v = l.ReadScalar(e, "a probe name like sda-buffered")) {
+             if (auto problem = CheckProbeName(*v)) {
+               l.ReportValue(e, *problem + ", got " + Shown(*v));
+             } else {
+               p.probe.name = *v;
+             }
+           }
+         }},
+        {"kind",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.has_kind = true;
+           if (auto v = l.ReadScalar(e, "one of " + std::string(kKindChoices))) {
+             if (auto kind = ParseProbeKind(*v)) {
+               p.probe.kind = *kind;
+               p.kind_valid = true;
+             } else {
+               l.ReportValue(e,
+                             "must be one of " + std::string(kKindChoices) + ", got " + Shown(*v));
+             }
+           }
+         }},
+        {"target",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.target = e;
+           if (auto v = l.ReadAbsolutePath(e)) p.probe.target = *v;
+         }},
+        {"interval",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           if (auto v = l.ReadDuration(e)) p.probe.interval = *v;
+         }},
+        {"size",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           if (auto v = l.ReadSize(e, /*allow_auto=*/true)) p.probe.size = *v;
+         }},
+        {"files",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.files = e;
+           if (auto v = l.ReadCount(e, 1, kMaxCount)) {
+             p.probe.files = static_cast<std::uint32_t>(*v);
+           }
+         }},
+        {"requests",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.requests = e;
+           if (auto v = l.ReadCount(e, 1, kMaxCount)) {
+             p.probe.requests = static_cast<std::uint32_t>(*v);
+           }
+         }},
+        {"timeout",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.timeout = e;
+           if (auto v = l.ReadDuration(e)) {
+             p.probe.timeout = *v;
+           } else {
+             p.durations_valid = false;
+           }
+         }},
+        {"time_budget",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.time_budget = e;
+           if (auto v = l.ReadDuration(e)) {
+             p.probe.time_budget = *v;
+           } else {
+             p.durations_valid = false;
+           }
+         }},
+    };
+    ProbeItem read;
+    ForEachEntry<ProbeItem>(item, path, kKeys, read);
+    *name_node = read.name_node;
+    ProbeSpec& probe = read.probe;
     const Position item_pos = PositionOf(item);
-    if (!has_name) {
+    if (!read.has_name) {
       Report(item_pos, path + ".name",
              "missing (every probe needs a unique name like sda-buffered)");
     }
-    if (!has_kind) {
+    if (!read.has_kind) {
       Report(item_pos, path + ".kind",
              "missing (must be one of " + std::string(kKindChoices) + ")");
     }
     // Checks that depend on the kind only make sense once the kind is known.
-    if (kind_valid) {
+    if (read.kind_valid) {
       if (probe.kind == ProbeKind::kMemory) {
-        if (target) ReportValue(*target, "a memory probe reads no file; remove `target`");
-      } else if (!target) {
+        if (read.target) ReportValue(*read.target, "a memory probe reads no file; remove `target`");
+      } else if (!read.target) {
         Report(item_pos, path + ".target",
                "missing (a " + std::string(ProbeKindName(probe.kind)) +
                    " probe needs a block device, regular file or directory)");
       }
-      if (files && probe.kind != ProbeKind::kMetadata) {
-        Report(PositionOf(files->key), files->path, "only applies to kind metadata");
+      if (read.files && probe.kind != ProbeKind::kMetadata) {
+        Report(PositionOf(read.files->key), read.files->path, "only applies to kind metadata");
       }
-      if (requests && probe.kind != ProbeKind::kRandom) {
-        Report(PositionOf(requests->key), requests->path, "only applies to kind random");
+      if (read.requests && probe.kind != ProbeKind::kRandom) {
+        Report(PositionOf(read.requests->key), read.requests->path, "only applies to kind random");
       }
     }
-    if (durations_valid && (timeout || time_budget) && probe.timeout <= probe.time_budget) {
-      const Entry& at = timeout ? *timeout : *time_budget;
+    if (read.durations_valid && (read.timeout || read.time_budget) &&
+        probe.timeout <= probe.time_budget) {
+      const Entry& at = read.timeout ? *read.timeout : *read.time_budget;
       ReportValue(at, "timeout (" + FormatDuration(probe.timeout) +
                           ") must be greater than time_budget (" +
                           FormatDuration(probe.time_budget) + ")");
     }
-    return probe;
+    return std::move(read.probe);
   }
 
   static std::string FormatDuration(Duration d) {
@@ -1148,45 +1242,9 @@ std::string Problem::ToString() const {
 }
 
 std::optional<std::string> CheckListen(std::string_view value) {
-  const std::string hint = "expected HOST:PORT like 127.0.0.1:9723, [::1]:9723 or localhost:9723";
-  if (value.empty()) return hint;
-  std::string_view host;
-  std::string_view port;
-  if (value.front() == '[') {
-    const std::size_t close = value.find(']');
-    if (close == std::string_view::npos) return "unclosed `[` in the IPv6 address; " + hint;
-    host = value.substr(1, close - 1);
-    std::string_view rest = value.substr(close + 1);
-    if (rest.empty() || rest.front() != ':') return "missing `:PORT` after `]`; " + hint;
-    port = rest.substr(1);
-    const bool valid_ipv6 = !host.empty() && host.find(':') != std::string_view::npos &&
-                            std::all_of(host.begin(), host.end(), [](char c) {
-                              return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-                                     (c >= 'A' && c <= 'F') || c == ':' || c == '.';
-                            });
-    if (!valid_ipv6) return "invalid IPv6 address between `[` and `]`; " + hint;
-  } else {
-    const std::size_t colon = value.rfind(':');
-    if (colon == std::string_view::npos) return "missing `:PORT`; " + hint;
-    host = value.substr(0, colon);
-    port = value.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) {
-      return "an IPv6 address needs brackets, e.g. [::1]:9723";
-    }
-    if (host.empty()) return "missing HOST (use 0.0.0.0 or [::] for every address); " + hint;
-    const bool valid_host = std::all_of(host.begin(), host.end(), [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-             c == '.' || c == '-' || c == '_';
-    });
-    if (!valid_host) return "invalid host name; " + hint;
-  }
-  std::uint32_t port_number = 0;
-  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), port_number);
-  if (port.empty() || port.size() > 5 || error != std::errc() || end != port.data() + port.size() ||
-      port_number > 65535) {
-    return std::string("port must be a number from 0 to 65535 (0 picks a free port)");
-  }
-  return std::nullopt;
+  auto listen = ParseListen(value);
+  if (listen) return std::nullopt;
+  return std::move(listen.error().message);
 }
 
 std::optional<std::string> CheckDbus(std::string_view value) {

@@ -162,7 +162,8 @@ LoadResult LoadFromFile(const std::filesystem::path& path);
 
 // The checks the loader applies to `listen`, `dbus` and `log_level`, for the same values given on
 // the command line (--listen, --dbus, --log-level): nullopt when valid, else what is wrong
-// (e.g. "expected HOST:PORT like 127.0.0.1:9723, ...").
+// (e.g. "expected HOST:PORT like 127.0.0.1:9723, ..."). CheckListen is ParseListen (listen.h)
+// without the parsed value.
 std::optional<std::string> CheckListen(std::string_view value);
 std::optional<std::string> CheckDbus(std::string_view value);
 std::optional<std::string> CheckLogLevel(std::string_view value);

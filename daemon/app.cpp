@@ -11,6 +11,7 @@
 
 #include "collectors/analysis/probe_states.h"
 #include "collectors/proc/boot.h"
+#include "config/listen.h"
 #include "daemon/dbus/service.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
@@ -249,7 +250,7 @@ class Daemon {
                                        [this] { return Reload(); });
     }
     // Config valid, listener bound, bus name requested: tell systemd, then keep it informed.
-    if (auto hp = SplitHostPort(cfg_.listen)) http_host_ = hp->first;
+    if (auto listen = config::ParseListen(cfg_.listen)) http_host_ = listen->host;
     notifier_.Ready(StatusText());
     notifier_.StartWatchdog([this] { return Alive(); }, [this] { return StatusText(); });
     for (;;) {

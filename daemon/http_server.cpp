@@ -21,7 +21,7 @@
 
 #include <gnutls/gnutls.h>
 
-#include "collectors/common/text.h"
+#include "config/listen.h"
 #include "daemon/http_auth.h"
 
 namespace iodrift::daemon {
@@ -268,29 +268,6 @@ Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::strin
   return {};
 }
 
-Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& listen) {
-  std::string host;
-  std::string port_text;
-  if (!listen.empty() && listen.front() == '[') {
-    auto close = listen.find(']');
-    if (close == std::string::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
-      return Fail(EINVAL, "listen " + listen + ": expected [ADDRESS]:PORT");
-    }
-    host = listen.substr(1, close - 1);
-    port_text = listen.substr(close + 2);
-  } else {
-    auto colon = listen.rfind(':');
-    if (colon == std::string::npos)
-      return Fail(EINVAL, "listen " + listen + ": expected HOST:PORT");
-    host = listen.substr(0, colon);
-    port_text = listen.substr(colon + 1);
-  }
-  auto port = text::ParseU64(port_text);
-  if (!port || *port > 65535) return Fail(EINVAL, "listen " + listen + ": bad port");
-  if (host.empty()) host = "0.0.0.0";
-  return std::make_pair(host, static_cast<std::uint16_t>(*port));
-}
-
 std::string GzipCompress(const std::string& data, int level) {
   z_stream zs{};
   // windowBits 15 + 16: gzip framing; memLevel 8 is zlib's default.
@@ -322,9 +299,9 @@ void HttpServer::Route(std::string path, HttpQueryHandler handler) {
 }
 
 Expected<void> HttpServer::Start(const HttpServerOptions& options) {
-  auto host_port = SplitHostPort(options.listen);
-  if (!host_port) return tl::unexpected(host_port.error());
-  host_ = host_port->first;
+  auto listen = config::ParseListen(options.listen);
+  if (!listen) return Fail(EINVAL, "listen " + options.listen + ": " + listen.error().message);
+  host_ = listen->host;
   impl_->gzip_level = options.gzip_level;
   impl_->request_timeout = std::chrono::seconds(std::max(1u, options.connection_timeout_seconds));
   impl_->auth = std::make_unique<BasicAuth>(options.basic_auth_users);
@@ -356,7 +333,7 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  std::string port_text = std::to_string(host_port->second);
+  std::string port_text = std::to_string(listen->port);
   if (int rc = ::getaddrinfo(host_.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
     return Fail(EINVAL, "listen " + options.listen + ": " + ::gai_strerror(rc));
   }

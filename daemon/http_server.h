@@ -109,9 +109,6 @@ class HttpServer {
 // parses and matches it). Fails with GnuTLS's reason.
 Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::string& key_pem);
 
-// Splits "HOST:PORT" / "[V6]:PORT". Fails with a message naming the text.
-Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& listen);
-
 // gzip-compresses `data` (RFC 1952 framing) at `level`; empty on zlib failure.
 std::string GzipCompress(const std::string& data, int level);
 

@@ -8,9 +8,10 @@
 // PSI stall ratios, fragmentation index), boot boundaries and uptime, then the `explain` ranking
 // (drift.h ExplainProbe). Below: the baselines of this and past boots from the state dir.
 //
-// Charts are server-rendered SVG (a polyline per series, a <circle> per data point with a
-// <title> tooltip, axes, a legend per chart); a few lines of inline JS show every value of the
-// hovered run under the charts. All text from probes, targets and errors is HTML-escaped.
+// Charts are server-rendered SVG (svg_chart.h: a polyline per series, a <circle> per data point
+// with a <title> tooltip, axes, a legend per chart); a few lines of inline JS (status_assets.h)
+// show every value of the hovered run under the charts. All text from probes, targets and errors
+// is HTML-escaped (page_format.h).
 //
 // Pure rendering: inputs in, HTML out; no I/O, no clock. Thread-safety: pure functions.
 #pragma once
@@ -26,6 +27,8 @@
 #include "collectors/probes/baseline_store.h"
 #include "collectors/probes/history.h"
 #include "config/config.h"
+#include "daemon/page_format.h"  // HtmlEscape
+#include "daemon/svg_chart.h"
 
 namespace iodrift::daemon {
 
@@ -45,52 +48,8 @@ struct StatusPageInput {
 
 std::string RenderStatusPage(const StatusPageInput& input);
 
-// &, <, >, " and ' as entities; everything else (UTF-8 included) unchanged.
-std::string HtmlEscape(std::string_view text);
-
 // Every field of one result (collectors/probes/result_fields.h) as a collapsed <details> table,
 // under the probe's charts.
 std::string ResultFieldsHtml(const probes::ProbeResult& result);
-
-// --- The chart, exposed for tests -------------------------------------------------------------
-
-struct ChartPoint {
-  double x = 0;           // wall clock seconds
-  double y = 0;           // NaN: no value (a gap in the line)
-  std::size_t index = 0;  // the point's index in its history (data-i, for the hover readout)
-  std::string tip;        // tooltip text (escaped when rendered)
-};
-
-struct ChartSeries {
-  std::string label;
-  std::string css_class;  // "figure", "baseline", ...; also the legend's key
-  std::string color;
-  bool dashed = false;
-  bool markers = true;  // a <circle class="pt"> per finite point
-  std::vector<ChartPoint> points;
-};
-
-struct ChartMark {  // a failed run: a red tick on the x axis
-  double x = 0;
-  std::string tip;
-};
-
-struct Chart {
-  std::string id;  // unique in the page; the <svg id>
-  std::string title;
-  double x_min = 0;
-  double x_max = 0;
-  double y_min_span = 0;              // the y axis reaches at least this high
-  std::optional<double> reference_y;  // a thin horizontal line (e.g. ratio 1.0)
-  std::function<std::string(double)> format_y;
-  std::vector<double> boots;  // x of boot boundaries inside [x_min, x_max]
-  // Ticks on the x axis: (x, label; '\n' separates lines). Empty: five ticks labelled HH:MM UTC.
-  std::vector<std::pair<double, std::string>> x_ticks;
-  std::vector<ChartSeries> series;
-  std::vector<ChartMark> failures;
-};
-
-// One <svg class="chart"> with axes, the series, the legend and the marks.
-std::string RenderChart(const Chart& chart);
 
 }  // namespace iodrift::daemon

@@ -21,20 +21,6 @@
 namespace iodrift::daemon {
 namespace {
 
-TEST(SplitHostPort, AcceptsV4V6AndEmptyHost) {
-  EXPECT_EQ(*SplitHostPort("127.0.0.1:9723"),
-            std::make_pair(std::string("127.0.0.1"), uint16_t{9723}));
-  EXPECT_EQ(*SplitHostPort("[::1]:0"), std::make_pair(std::string("::1"), uint16_t{0}));
-  EXPECT_EQ(SplitHostPort(":80")->first, "0.0.0.0");
-}
-
-TEST(SplitHostPort, RejectsMissingOrBadPorts) {
-  EXPECT_FALSE(SplitHostPort("localhost"));
-  EXPECT_FALSE(SplitHostPort("localhost:http"));
-  EXPECT_FALSE(SplitHostPort("127.0.0.1:65536"));
-  EXPECT_FALSE(SplitHostPort("[::1]9723"));
-}
-
 TEST(GzipCompress, RoundTripsThroughZlib) {
   std::string text;
   for (int i = 0; i < 1000; ++i) text += "iodrift_meminfo_MemFree_bytes 12345\n";
