@@ -1142,8 +1142,18 @@ std::string Problem::ToString() const {
     out += ":" + std::to_string(line) + ":" + std::to_string(column);
   }
   out += ": ";
-  if (!key.empty()) out += key + ": ";
-  out += message;
+  std::string text = key.empty() ? message : key + ": " + message;
+  // Control bytes (a CR from a CRLF file, an escape sequence) never reach the terminal raw;
+  // tabs and line breaks inside a message stay.
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += c == '\r' ? std::string("\\r") : std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
   return out;
 }
 

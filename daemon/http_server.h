@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -111,6 +112,18 @@ Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::strin
 
 // Splits "HOST:PORT" / "[V6]:PORT". Fails with a message naming the text.
 Expected<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& listen);
+
+// The connection count libmicrohttpd itself enforces (it stops accepting beyond it):
+// max_connections plus headroom, in which connections over max_connections wait to be evicted.
+unsigned HardConnectionLimit(const HttpServerOptions& options);
+
+// True when an Accept-Encoding header value accepts gzip: "gzip" or "x-gzip" with q > 0, or "*"
+// with q > 0 when gzip is not named ("gzip;q=0" refuses it). Case-insensitive.
+bool AcceptEncodingAllowsGzip(std::string_view header);
+
+// %XX-decodes a request path; NUL bytes are kept (so "/metrics%00.html" never equals "/metrics"),
+// malformed escapes stay as they are.
+std::string PercentDecodePath(std::string_view raw);
 
 // gzip-compresses `data` (RFC 1952 framing) at `level`; empty on zlib failure.
 std::string GzipCompress(const std::string& data, int level);
