@@ -260,8 +260,10 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
     return MHD_YES;
   }
   *con_cls = &answered;
-  MarkBusy(impl, connection);
   const bool body = HasBody(connection);
+  // A request with a body is answered at once below; its connection stays subject to the
+  // reaper and to eviction, in case libmicrohttpd keeps reading the body it announced.
+  if (!body) MarkBusy(impl, connection);
   // Authentication first, for every path and method: a client without credentials learns
   // nothing about which paths exist.
   if (impl->auth->enabled()) {
