@@ -46,7 +46,7 @@ struct ConnectionState {
 // A connection that waits for a request head (or a TLS handshake) this long may be evicted to
 // make room for a new one when the server is at max_connections. Bounds the churn an attacker
 // who reconnects at once can cause: each of its connections lives at least this long.
-constexpr auto kMinEvictAge = std::chrono::milliseconds(500);
+constexpr auto kMinEvictAge = std::chrono::milliseconds(250);
 
 }  // namespace
 
@@ -348,7 +348,7 @@ Expected<std::string> ReadPem(const std::string& key, const std::string& path) {
 
 unsigned HardConnectionLimit(const HttpServerOptions& options) {
   const unsigned soft = std::max(1u, options.max_connections);
-  return soft + std::max(16u, soft);
+  return soft + std::max(64u, 3 * soft);
 }
 
 bool AcceptEncodingAllowsGzip(std::string_view header) {

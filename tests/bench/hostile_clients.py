@@ -71,7 +71,7 @@ class Hostile(threading.Thread):
         self.drip = drip
         self.max_opens_per_s = max_opens_per_s
         self.head, self.slow = _payload(kind)
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self.opens = 0
         self.closed_by_server = 0
         self.answers = 0  # connections on which the server sent bytes (413, 100 Continue, …)
@@ -83,7 +83,7 @@ class Hostile(threading.Thread):
             self._ctx.verify_mode = ssl.CERT_NONE
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(10)
 
     def open_now(self):
@@ -121,7 +121,7 @@ class Hostile(threading.Thread):
         conns = set()
         budget, budget_t = 0.0, time.monotonic()
         self._open = 0
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             now = time.monotonic()
             budget = min(self.max_opens_per_s, budget + (now - budget_t) * self.max_opens_per_s)
             budget_t = now

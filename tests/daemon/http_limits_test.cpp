@@ -67,9 +67,9 @@ TEST(PercentDecodePath, KeepsNulSoPathsMatchExactly) {
 TEST(HardConnectionLimit, LeavesHeadroomForEviction) {
   HttpServerOptions options;
   options.max_connections = 64;
-  EXPECT_EQ(HardConnectionLimit(options), 128u);
+  EXPECT_EQ(HardConnectionLimit(options), 256u);
   options.max_connections = 8;
-  EXPECT_EQ(HardConnectionLimit(options), 24u);
+  EXPECT_EQ(HardConnectionLimit(options), 72u);
 }
 
 TEST(BasicAuthCheck, FailuresOverTheBudgetGet429WithoutBcrypt) {
