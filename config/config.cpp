@@ -1137,14 +1137,17 @@ std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
 }
 
 std::string Problem::ToString() const {
-  std::string out = file;
+  std::string text = file;
   if (line > 0) {
-    out += ":" + std::to_string(line) + ":" + std::to_string(column);
+    text += ":" + std::to_string(line) + ":" + std::to_string(column);
   }
-  out += ": ";
-  std::string text = key.empty() ? message : key + ": " + message;
-  // Control bytes (a CR from a CRLF file, an escape sequence) never reach the terminal raw;
-  // tabs and line breaks inside a message stay.
+  text += ": ";
+  if (!key.empty()) text += key + ": ";
+  text += message;
+  // Control bytes (a CR from a CRLF file in a key name or a file name, an escape sequence) never
+  // reach the terminal raw; tabs and line breaks inside a message stay.
+  std::string out;
+  out.reserve(text.size());
   for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
