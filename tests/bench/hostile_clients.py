@@ -211,7 +211,7 @@ def percentile(values, p):
 
 
 def measure(host, port, kind, hostile=190, seconds=20.0, cafile=None, interval=0.1,
-            warmup=3.0, path="/metrics"):
+            warmup=3.0, path="/metrics", scrape_timeout=5.0):
     """Runs `hostile` connections of `kind` and legitimate scrapes for `seconds` after `warmup`.
 
     Returns a dict: kind, tls, hostile (target), hostile_open (median open while measuring),
@@ -226,7 +226,7 @@ def measure(host, port, kind, hostile=190, seconds=20.0, cafile=None, interval=0
     latencies, failures = [], 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        ok, took = scrape_once(url, cafile)
+        ok, took = scrape_once(url, cafile, scrape_timeout)
         latencies.append(took)
         failures += 0 if ok else 1
         time.sleep(interval)
