@@ -1,6 +1,7 @@
 // The pure helpers of the HTTP server's hardening (Accept-Encoding q-values, exact path
 // decoding, the hard connection limit) and basic auth's failure rate limit and 72-byte rule.
 #include <atomic>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,7 +74,7 @@ TEST(HardConnectionLimit, LeavesHeadroomForEviction) {
 }
 
 TEST(BasicAuthCheck, FailuresOverTheBudgetGet429WithoutBcrypt) {
-  BasicAuth auth({{"prometheus", kHash}});
+  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
   ASSERT_EQ(auth.Check(Basic("prometheus:s3cret"), "10.0.0.1"), AuthDecision::kAllowed);
   int denied = 0;
   int limited = 0;
@@ -103,7 +104,7 @@ TEST(BasicAuthCheck, FailuresOverTheBudgetGet429WithoutBcrypt) {
 }
 
 TEST(BasicAuthCheck, OneBcryptAtATime) {
-  BasicAuth auth({{"prometheus", kHash}});
+  BasicAuth auth(std::map<std::string, std::string>{{"prometheus", kHash}});
   std::atomic<int> busy{0};
   std::atomic<int> denied{0};
   std::vector<std::thread> threads;
@@ -124,7 +125,7 @@ TEST(BasicAuthCheck, OneBcryptAtATime) {
 
 TEST(BasicAuthCheck, PasswordsOverBcrypts72BytesAreRefused) {
   const std::string long_password(72, 'L');
-  BasicAuth auth({{"long", kLongHash}});
+  BasicAuth auth(std::map<std::string, std::string>{{"long", kLongHash}});
   EXPECT_EQ(auth.Check(Basic("long:" + long_password), "10.2.0.1"), AuthDecision::kAllowed);
   // bcrypt would accept this (it reads 72 bytes only); iodrift refuses it.
   EXPECT_TRUE(BcryptMatches(long_password + "anything", kLongHash));

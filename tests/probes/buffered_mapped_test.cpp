@@ -24,7 +24,9 @@ TEST(BufferedProbe, MappedPagesThatStayCachedAreNamedAsSuch) {
   void* map = mmap(nullptr, kSize, PROT_READ, MAP_SHARED, fd->get(), 0);
   ASSERT_NE(map, MAP_FAILED);
   volatile unsigned sum = 0;
-  for (std::size_t off = 0; off < kSize; off += 4096) sum += static_cast<unsigned char*>(map)[off];
+  for (std::size_t off = 0; off < kSize; off += 4096) {
+    sum = sum + static_cast<unsigned char*>(map)[off];
+  }
   auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, file, kSize);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   munmap(map, kSize);
