@@ -1231,13 +1231,26 @@ std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
 }
 
 std::string Problem::ToString() const {
-  std::string out = file;
+  std::string text = file;
   if (line > 0) {
-    out += ":" + std::to_string(line) + ":" + std::to_string(column);
+    text += ":" + std::to_string(line) + ":" + std::to_string(column);
   }
-  out += ": ";
-  if (!key.empty()) out += key + ": ";
-  out += message;
+  text += ": ";
+  if (!key.empty()) text += key + ": ";
+  text += message;
+  // Control bytes (a CR from a CRLF file in a key name or a file name, an escape sequence) never
+  // reach the terminal raw; tabs and line breaks inside a message stay.
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += c == '\r' ? std::string("\\r") : std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
   return out;
 }
 

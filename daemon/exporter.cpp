@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <sstream>
+#include <unordered_set>
 
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
@@ -10,18 +11,22 @@
 #include "collectors/common/families.h"
 #include "collectors/proc/state_collectors.h"
 #include "collectors/self/process_collector.h"
+#include "daemon/collector_runner.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
 
 struct Exporter::CollectorSet {
   ProcRoot root;
-  std::vector<std::unique_ptr<Collector>> collectors;
+  // One runner (worker thread) per collector: reads happen off the HTTP threads, with a deadline.
+  std::vector<std::unique_ptr<CollectorRunner>> collectors;
   // Last outcome per collector, for log-once. Atomic: concurrent scrapes update it.
   std::unique_ptr<std::atomic<int>[]> last_state;  // 0 unknown, 1 ok, 2 failing
 };
 
-Exporter::Exporter(const ProcRoot& root, const config::CollectorsConfig& collectors) {
+Exporter::Exporter(const ProcRoot& root, const config::CollectorsConfig& collectors,
+                   std::chrono::milliseconds collector_timeout)
+    : collector_timeout_(collector_timeout) {
   Reconfigure(root, collectors);
 }
 
@@ -30,8 +35,12 @@ Exporter::~Exporter() = default;
 void Exporter::Reconfigure(const ProcRoot& root, const config::CollectorsConfig& collectors) {
   auto set = std::make_shared<CollectorSet>();
   set->root = root;
-  set->collectors = proc::MakeStateCollectors(collectors);
-  set->collectors.push_back(self::MakeProcessCollector());
+  auto made = proc::MakeStateCollectors(collectors);
+  made.push_back(self::MakeProcessCollector());
+  for (auto& collector : made) {
+    set->collectors.push_back(std::make_unique<CollectorRunner>(
+        std::shared_ptr<const Collector>(std::move(collector)), root));
+  }
   set->last_state = std::make_unique<std::atomic<int>[]>(set->collectors.size());
   std::lock_guard lock(mu_);
   set_ = std::move(set);
@@ -57,12 +66,36 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
                  "1 when the collector read its source on this scrape, else 0.", MetricType::Gauge);
   auto duration = MakeFamily("iodrift_collector_duration_seconds",
                              "Time the collector took on this scrape.", MetricType::Gauge);
+  auto collisions =
+      MakeFamily("iodrift_collector_name_collisions",
+                 "Families the collector dropped on this scrape because their metric name (after "
+                 "sanitising the kernel's field name) was already exported; the first one wins.",
+                 MetricType::Gauge);
+  // Two kernel fields can map to one metric name ("Active(file)" and "Active_file"); a second
+  // HELP line for a name makes Prometheus reject the whole scrape.
+  std::unordered_set<std::string> names;
+  // Every read starts now and runs in parallel on its collector's worker; the scrape waits for
+  // them until one shared deadline, so hung reads cost it at most collector_timeout_ in all.
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + collector_timeout_;
+  std::vector<CollectorRunner::Ticket> tickets;
+  tickets.reserve(set->collectors.size());
+  for (const auto& runner : set->collectors) tickets.push_back(runner->Start());
   for (std::size_t i = 0; i < set->collectors.size(); ++i) {
-    const auto& collector = *set->collectors[i];
-    auto start = std::chrono::steady_clock::now();
-    auto result = collector.Collect(set->root, out);
+    auto& collector = *set->collectors[i];
+    std::vector<prometheus::MetricFamily> families;
+    auto result = collector.Wait(tickets[i], deadline, families);
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::size_t dropped = 0;
+    for (auto& family : families) {
+      if (names.insert(family.name).second) {
+        out.push_back(std::move(family));
+      } else {
+        ++dropped;
+      }
+    }
     Labels labels{{"collector", std::string(collector.Name())}};
+    AddSample(collisions, static_cast<double>(dropped), labels);
     AddSample(success, result ? 1 : 0, labels);
     AddSample(duration, took.count(), std::move(labels));
     int state = result ? 1 : 2;
@@ -78,6 +111,7 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   }
   out.push_back(std::move(success));
   out.push_back(std::move(duration));
+  out.push_back(std::move(collisions));
 
   auto build = MakeFamily("iodrift_build_info", "iodrift version and git revision; value 1.",
                           MetricType::Gauge);

@@ -1,5 +1,11 @@
 // Exporter: everything /metrics shows, assembled at scrape time.
 //
+// Collector reads run on one worker thread per collector (daemon/collector_runner.h), never on
+// the HTTP thread: a read still running `collector_timeout` after the scrape started is reported
+// as iodrift_collector_success 0, and while it stays blocked later scrapes report that collector
+// failed at once without starting another read. A hung /proc file thus costs one scrape at most
+// `collector_timeout` and the others nothing; /-/healthy and shutdown are not affected.
+//
 // It owns the state collectors (built from the config's `collectors:` section), the process
 // self-metrics collector and iodrift_build_info, and asks any extra sources (the probe result
 // store) for their families. Each collector's run is timed and its outcome exported as
@@ -10,6 +16,7 @@
 // the collector set atomically (scrapes in flight finish on the old set).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -20,6 +27,7 @@
 
 #include "collectors/common/collector.h"
 #include "config/config.h"
+#include "daemon/collector_runner.h"
 
 namespace iodrift::daemon {
 
@@ -27,7 +35,8 @@ using FamilySource = std::function<void(std::vector<prometheus::MetricFamily>&)>
 
 class Exporter {
  public:
-  Exporter(const ProcRoot& root, const config::CollectorsConfig& collectors);
+  Exporter(const ProcRoot& root, const config::CollectorsConfig& collectors,
+           std::chrono::milliseconds collector_timeout = kDefaultCollectorTimeout);
   ~Exporter();
 
   // Replaces the proc root and the state collectors.
@@ -45,6 +54,7 @@ class Exporter {
   struct CollectorSet;
   std::shared_ptr<const CollectorSet> Current() const;
 
+  const std::chrono::milliseconds collector_timeout_;
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
   std::vector<FamilySource> sources_;

@@ -2,6 +2,7 @@
 
 #include <crypt.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstring>
@@ -118,27 +119,98 @@ bool BasicAuth::Cached(const std::string& user, const std::string& digest) const
   return found;
 }
 
-bool BasicAuth::Allows(std::string_view authorization) {
-  if (!enabled()) return true;
-  auto credentials = ParseBasicAuthorization(authorization);
-  if (!credentials) return false;
-  auto user = users_.find(credentials->user);
-  if (user == users_.end()) {
-    (void)BcryptMatches(credentials->password, kDummyHash);
+bool BasicAuth::Verify(const BasicCredentials& credentials, const std::string& digest, bool wait,
+                       bool* busy) {
+  std::unique_lock bcrypt(bcrypt_mu_, std::defer_lock);
+  if (wait) {
+    bcrypt.lock();
+  } else if (!bcrypt.try_lock()) {
+    *busy = true;
     return false;
   }
-  const std::string digest = Sha256(credentials->password);
-  if (digest.empty()) return false;
-  if (Cached(credentials->user, digest)) return true;
-  if (!BcryptMatches(credentials->password, user->second)) return false;
+  auto user = users_.find(credentials.user);
+  if (user == users_.end()) {
+    (void)BcryptMatches(credentials.password, kDummyHash);
+    return false;
+  }
+  if (!BcryptMatches(credentials.password, user->second)) return false;
+  bcrypt.unlock();
   std::lock_guard lock(mu_);
-  auto& digests = verified_[credentials->user];
+  auto& digests = verified_[credentials.user];
   for (const std::string& known : digests) {
     if (known == digest) return true;  // another thread verified the same password meanwhile
   }
   if (digests.size() >= kMaxCachedPerUser) digests.erase(digests.begin());
   digests.push_back(digest);
   return true;
+}
+
+bool BasicAuth::Allows(std::string_view authorization) {
+  if (!enabled()) return true;
+  auto credentials = ParseBasicAuthorization(authorization);
+  if (!credentials || credentials->password.size() > kBcryptMaxPasswordBytes) return false;
+  const std::string digest = Sha256(credentials->password);
+  if (digest.empty()) return false;
+  if (Cached(credentials->user, digest)) return true;
+  bool busy = false;
+  return Verify(*credentials, digest, true, &busy);
+}
+
+bool BasicAuth::MayTry(const std::string& client) {
+  std::lock_guard lock(failures_mu_);
+  auto it = failures_.find(client);
+  if (it == failures_.end()) return true;
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - it->second.last).count();
+  it->second.tokens = std::min(kFailureBurst, it->second.tokens + elapsed * kFailuresPerSecond);
+  it->second.last = now;
+  return it->second.tokens >= 1;
+}
+
+void BasicAuth::ChargeFailure(const std::string& client) {
+  std::lock_guard lock(failures_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (failures_.size() >= kMaxTrackedClients && failures_.count(client) == 0) {
+    // Forget the clients whose failures are forgiven by now; if none is, forget everyone (an
+    // attacker with that many addresses is still held by the one-bcrypt-at-a-time rule).
+    for (auto it = failures_.begin(); it != failures_.end();) {
+      const double elapsed = std::chrono::duration<double>(now - it->second.last).count();
+      if (it->second.tokens + elapsed * kFailuresPerSecond >= kFailureBurst) {
+        it = failures_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (failures_.size() >= kMaxTrackedClients) failures_.clear();
+  }
+  auto [it, inserted] = failures_.try_emplace(client, Bucket{kFailureBurst, now});
+  if (!inserted) {
+    const double elapsed = std::chrono::duration<double>(now - it->second.last).count();
+    it->second.tokens = std::min(kFailureBurst, it->second.tokens + elapsed * kFailuresPerSecond);
+    it->second.last = now;
+  }
+  it->second.tokens = std::max(0.0, it->second.tokens - 1);
+}
+
+AuthDecision BasicAuth::Check(std::string_view authorization, const std::string& client) {
+  if (!enabled()) return AuthDecision::kAllowed;
+  auto credentials = ParseBasicAuthorization(authorization);
+  std::string digest;
+  if (credentials && credentials->password.size() <= kBcryptMaxPasswordBytes) {
+    digest = Sha256(credentials->password);
+    // Verified before: allowed at the cost of a SHA-256, whatever the client's failure count.
+    if (!digest.empty() && Cached(credentials->user, digest)) return AuthDecision::kAllowed;
+  }
+  if (!MayTry(client)) return AuthDecision::kTooManyFailures;
+  if (!credentials || digest.empty()) {
+    ChargeFailure(client);
+    return AuthDecision::kDenied;
+  }
+  bool busy = false;
+  if (Verify(*credentials, digest, false, &busy)) return AuthDecision::kAllowed;
+  if (busy) return AuthDecision::kTooManyFailures;
+  ChargeFailure(client);
+  return AuthDecision::kDenied;
 }
 
 std::size_t BasicAuth::CachedCount() const {

@@ -11,16 +11,20 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <gnutls/gnutls.h>
 
+#include "collectors/common/text.h"
 #include "config/listen.h"
 #include "daemon/http_auth.h"
 
@@ -33,10 +37,17 @@ using Clock = std::chrono::steady_clock;
 // What the reaper knows of one TCP connection (libmicrohttpd's socket context).
 struct ConnectionState {
   int fd = -1;
+  Clock::time_point since;     // opened, or its previous response finished
   Clock::time_point deadline;  // the next request head must be complete by then
   bool busy = false;           // a request head arrived; its answer is under way
   bool reaped = false;         // shut down by the reaper; libmicrohttpd closes it next
+  std::string raw_path;        // the current request's path as sent (before %-decoding)
 };
+
+// A connection that waits for a request head (or a TLS handshake) this long may be evicted to
+// make room for a new one when the server is at max_connections. Bounds the churn an attacker
+// who reconnects at once can cause: each of its connections lives at least this long.
+constexpr auto kMinEvictAge = std::chrono::milliseconds(250);
 
 }  // namespace
 
@@ -53,23 +64,48 @@ struct HttpServer::Impl {
   std::condition_variable wake;
   bool stopping = false;
   std::set<ConnectionState*> connections;
+  std::size_t live = 0;         // connections not reaped yet
+  std::size_t soft_limit = 64;  // max_connections
   std::thread reaper;
+
+  // Shuts down `c` (under `mu`): the CLOSED notification (which runs before libmicrohttpd
+  // closes the fd) waits for `mu`, so `fd` still belongs to this connection. shutdown() makes
+  // the next read see end of file and libmicrohttpd closes the connection on its own thread.
+  void ShutDown(ConnectionState* c) {
+    ::shutdown(c->fd, SHUT_RDWR);
+    c->reaped = true;
+    --live;
+  }
+
+  // Over max_connections: closes the connections that have waited longest for a request head
+  // (slowloris, stalled TLS handshakes, idle keep-alive), at least kMinEvictAge old, until the
+  // count is back at the limit. Connections with a request being answered are never evicted.
+  // Under `mu`.
+  void EvictOverLimit(Clock::time_point now) {
+    while (live > soft_limit) {
+      ConnectionState* oldest = nullptr;
+      for (ConnectionState* c : connections) {
+        if (c->busy || c->reaped || c->fd < 0 || now - c->since < kMinEvictAge) continue;
+        if (oldest == nullptr || c->since < oldest->since) oldest = c;
+      }
+      if (oldest == nullptr) return;
+      ShutDown(oldest);
+    }
+  }
 
   void Reap() {
     const auto period = std::clamp<Clock::duration>(
         request_timeout / 4, std::chrono::milliseconds(100), std::chrono::seconds(1));
     std::unique_lock lock(mu);
     while (!stopping) {
-      wake.wait_for(lock, period);
+      // Over the limit (connections waiting to be evicted): look again soon.
+      wake.wait_for(lock, live > soft_limit ? std::chrono::milliseconds(100) : period);
       const auto now = Clock::now();
       for (ConnectionState* c : connections) {
         if (c->busy || c->reaped || c->fd < 0 || now < c->deadline) continue;
-        // Under `mu`: the CLOSED notification (which runs before libmicrohttpd closes the fd)
-        // waits for us, so `fd` still belongs to this connection. shutdown() makes the next
-        // read see end of file and libmicrohttpd closes the connection on its own thread.
-        ::shutdown(c->fd, SHUT_RDWR);
-        c->reaped = true;
+        ShutDown(c);
       }
+      EvictOverLimit(now);
     }
   }
 
@@ -90,9 +126,12 @@ void OnConnection(void* cls, MHD_Connection* connection, void** socket_context,
     const MHD_ConnectionInfo* info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     state->fd = info == nullptr ? -1 : info->connect_fd;
-    state->deadline = Clock::now() + impl->request_timeout;
+    state->since = Clock::now();
+    state->deadline = state->since + impl->request_timeout;
     std::lock_guard lock(impl->mu);
     impl->connections.insert(state.get());
+    ++impl->live;
+    impl->EvictOverLimit(state->since);
     *socket_context = state.release();
   } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
     auto* state = static_cast<ConnectionState*>(*socket_context);
@@ -100,6 +139,7 @@ void OnConnection(void* cls, MHD_Connection* connection, void** socket_context,
     {
       std::lock_guard lock(impl->mu);
       impl->connections.erase(state);
+      if (!state->reaped) --impl->live;
     }
     delete state;
     *socket_context = nullptr;
@@ -115,7 +155,19 @@ void OnRequestCompleted(void* cls, MHD_Connection* connection, void** /*con_cls*
   if (state == nullptr) return;
   std::lock_guard lock(impl->mu);
   state->busy = false;
-  state->deadline = Clock::now() + impl->request_timeout;
+  state->since = Clock::now();
+  state->deadline = state->since + impl->request_timeout;
+}
+
+// Remembers the request's path as the client sent it (libmicrohttpd hands the handler the
+// %-decoded path as a C string, in which "/metrics%00.html" reads as "/metrics").
+void* OnUri(void* cls, const char* uri, MHD_Connection* connection) {
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  if (ConnectionState* state = impl->StateOf(connection); state != nullptr && uri != nullptr) {
+    std::string_view raw(uri);
+    state->raw_path = std::string(raw.substr(0, raw.find('?')));
+  }
+  return nullptr;
 }
 
 void MarkBusy(HttpServer::Impl* impl, MHD_Connection* connection) {
@@ -128,7 +180,35 @@ void MarkBusy(HttpServer::Impl* impl, MHD_Connection* connection) {
 bool AcceptsGzip(MHD_Connection* connection) {
   const char* value =
       MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-  return value != nullptr && std::strstr(value, "gzip") != nullptr;
+  return value != nullptr && AcceptEncodingAllowsGzip(value);
+}
+
+// The client's address ("127.0.0.1", "::1"), the key of the authentication failure limit.
+std::string ClientOf(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == nullptr || info->client_addr == nullptr) return {};
+  char text[INET6_ADDRSTRLEN] = {};
+  const sockaddr* addr = info->client_addr;
+  if (addr->sa_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, text, sizeof(text));
+  } else if (addr->sa_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text,
+                sizeof(text));
+  }
+  return text;
+}
+
+// True when the request announces a body (Content-Length > 0 or any Transfer-Encoding).
+bool HasBody(MHD_Connection* connection) {
+  const char* length =
+      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  if (length != nullptr) {
+    auto n = text::ParseU64(text::Trim(length));
+    if (!n || *n > 0) return true;
+  }
+  return MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                     MHD_HTTP_HEADER_TRANSFER_ENCODING) != nullptr;
 }
 
 MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool gzip,
@@ -168,32 +248,41 @@ MHD_Result AddQueryArgument(void* cls, MHD_ValueKind /*kind*/, const char* key, 
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* /*version*/, const char* /*upload_data*/,
                          std::size_t* upload_data_size, void** con_cls) {
-  // Per-request markers in *con_cls: the first call brings headers only; body chunks follow;
-  // the last call (no data) is where we answer.
-  static char headers_seen, body_seen;
+  // The first call brings the request head only; body chunks would follow, then a last call. We
+  // answer every request in the first call: a request that announces a body is refused before
+  // any of it is read (no "100 Continue", nothing held open while a client trickles bytes or
+  // never sends the body it announced), and libmicrohttpd closes that connection after the
+  // answer.
+  static char answered;
   auto* impl = static_cast<HttpServer::Impl*>(cls);
-  if (*con_cls == nullptr) {
-    *con_cls = &headers_seen;
-    MarkBusy(impl, connection);
-    return MHD_YES;
-  }
-  if (*upload_data_size != 0) {
-    // We accept no request bodies: discard each chunk, answer 413 once the body is complete.
+  if (*con_cls != nullptr) {
+    // Only reached if libmicrohttpd reads a body after all: discard it.
     *upload_data_size = 0;
-    *con_cls = &body_seen;
     return MHD_YES;
   }
+  *con_cls = &answered;
+  const bool body = HasBody(connection);
+  // A request with a body is answered at once below; its connection stays subject to the
+  // reaper and to eviction, in case libmicrohttpd keeps reading the body it announced.
+  if (!body) MarkBusy(impl, connection);
   // Authentication first, for every path and method: a client without credentials learns
   // nothing about which paths exist.
   if (impl->auth->enabled()) {
     const char* authorization =
         MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!impl->auth->Allows(authorization == nullptr ? "" : authorization)) {
+    const AuthDecision decision =
+        impl->auth->Check(authorization == nullptr ? "" : authorization, ClientOf(connection));
+    if (decision == AuthDecision::kTooManyFailures) {
+      return Queue(connection,
+                   {429, "text/plain; charset=utf-8", "too many failed authentications\n"}, false,
+                   0);
+    }
+    if (decision != AuthDecision::kAllowed) {
       // Queue() adds `WWW-Authenticate: Basic realm="iodrift"` to every 401.
       return Queue(connection, {401, "text/plain; charset=utf-8", "unauthorized\n"}, false, 0);
     }
   }
-  if (*con_cls == &body_seen) {
+  if (body) {
     return Queue(connection, {413, "text/plain; charset=utf-8", "request body not accepted\n"},
                  false, 0);
   }
@@ -201,7 +290,14 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
       std::strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
     return Queue(connection, {405, "text/plain; charset=utf-8", "method not allowed\n"}, false, 0);
   }
-  auto it = impl->routes.find(url);
+  // Exact match on the path as sent, %-decoded with NUL kept ("/metrics%00.html" is not
+  // "/metrics").
+  std::string path = url;
+  if (ConnectionState* state = impl->StateOf(connection); state != nullptr) {
+    std::lock_guard lock(impl->mu);
+    if (!state->raw_path.empty()) path = PercentDecodePath(state->raw_path);
+  }
+  auto it = impl->routes.find(path);
   if (it == impl->routes.end()) {
     return Queue(connection, {404, "text/plain; charset=utf-8", "not found\n"}, false, 0);
   }
@@ -250,6 +346,70 @@ Expected<std::string> ReadPem(const std::string& key, const std::string& path) {
 }
 
 }  // namespace
+
+unsigned HardConnectionLimit(const HttpServerOptions& options) {
+  const unsigned soft = std::max(1u, options.max_connections);
+  return soft + std::max(64u, 3 * soft);
+}
+
+bool AcceptEncodingAllowsGzip(std::string_view header) {
+  // RFC 9110 §12.5.3: codings separated by ',', each with optional ";q=VALUE"; q=0 means "not
+  // acceptable". gzip is chosen when listed (or x-gzip) with q > 0, or when "*" has q > 0 and
+  // gzip is not listed.
+  std::optional<bool> gzip, star;
+  while (!header.empty()) {
+    const std::size_t comma = header.find(',');
+    std::string_view item = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    const std::size_t semi = item.find(';');
+    std::string coding(text::Trim(item.substr(0, semi)));
+    std::transform(coding.begin(), coding.end(), coding.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    bool acceptable = true;
+    std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
+    while (!params.empty()) {
+      const std::size_t next = params.find(';');
+      std::string_view param = text::Trim(params.substr(0, next));
+      params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
+      if (param.size() >= 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
+        // q = 0, 0., 0.0, 0.00 or 0.000: not acceptable; anything else (up to 1) is.
+        std::string_view q = text::Trim(param.substr(2));
+        acceptable = !(q.empty() || q.find_first_not_of("0.") == std::string_view::npos);
+      }
+    }
+    if (coding == "gzip" || coding == "x-gzip") {
+      if (!gzip) gzip = acceptable;
+    } else if (coding == "*") {
+      if (!star) star = acceptable;
+    }
+  }
+  if (gzip) return *gzip;
+  return star.value_or(false);
+}
+
+std::string PercentDecodePath(std::string_view raw) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '%' && i + 2 < raw.size()) {
+      const int hi = hex(raw[i + 1]);
+      const int lo = hex(raw[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(raw[i]);
+  }
+  return out;
+}
 
 Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::string& key_pem) {
   gnutls_certificate_credentials_t credentials = nullptr;
@@ -304,6 +464,10 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
   host_ = listen->host;
   impl_->gzip_level = options.gzip_level;
   impl_->request_timeout = std::chrono::seconds(std::max(1u, options.connection_timeout_seconds));
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->soft_limit = std::max(1u, options.max_connections);
+  }
   impl_->auth = std::make_unique<BasicAuth>(options.basic_auth_users);
 
   // TLS files first: a bad certificate must stop the daemon before it binds anything.
@@ -376,8 +540,12 @@ Expected<void> HttpServer::Start(const HttpServerOptions& options) {
   daemon_ = MHD_start_daemon(
       flags, 0, nullptr, nullptr, &HandleRequest, impl_.get(), MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(options.threads),
-      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(options.max_connections),
-      MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options.connection_timeout_seconds),
+      // The hard limit: libmicrohttpd stops accepting beyond it. max_connections itself is kept
+      // by evicting the connections that wait longest for a request head (EvictOverLimit), so
+      // that new connections still get in while slow or stalled ones hold the slots.
+      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(HardConnectionLimit(options)),
+      MHD_OPTION_URI_LOG_CALLBACK, &OnUri, impl_.get(), MHD_OPTION_CONNECTION_TIMEOUT,
+      static_cast<unsigned>(options.connection_timeout_seconds),
       // Request line + headers must fit in this; larger ones get 414/431 and are closed.
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(64 * 1024),
       MHD_OPTION_NOTIFY_CONNECTION, &OnConnection, impl_.get(), MHD_OPTION_NOTIFY_COMPLETED,

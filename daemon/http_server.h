@@ -14,14 +14,22 @@
 // - Basic auth (optional, http_auth.h): every request without valid credentials gets 401 with
 //   `WWW-Authenticate: Basic realm="iodrift"`, before the path is looked at (so unknown paths do
 //   not tell which ones exist).
-// - Unknown paths answer 404, methods other than GET/HEAD 405, request bodies 413.
+// - Unknown paths answer 404 (exact match on the path as sent, %-decoded with NUL kept:
+//   "/metrics%00.html" is not "/metrics"), methods other than GET/HEAD 405. A request that
+//   announces a body (Content-Length > 0, Transfer-Encoding) is answered 413 as soon as its head
+//   is in, before any body byte is read (no "100 Continue"), and its connection is closed.
 // - A request line or headers that do not fit the per-connection memory limit (64 KiB) are
 //   answered by libmicrohttpd (414 URI too long / 431 header fields too large) and closed.
-// - At most `max_connections` connections at once; more are closed at accept.
+// - Connection slots: over `max_connections`, the connection that has waited longest for a
+//   request head (slowloris, stalled TLS handshake, idle keep-alive; at least kMinEvictAge old)
+//   is shut down to make room for the new one; connections with a request being answered are
+//   never evicted. libmicrohttpd's own limit is HardConnectionLimit(); beyond it connections
+//   wait in the kernel's accept queue while the reaper evicts.
 // - libmicrohttpd's connection timeout only fires on *idle* connections: a client sending one
 //   byte a second never idles (slowloris). A reaper thread therefore also closes every
-//   connection that has not delivered a complete request head within `connection_timeout` of
-//   opening or of its previous response.
+//   connection that has not delivered a complete request head (TLS handshake included) within
+//   `connection_timeout` of opening or of its previous response.
+// - Gzip only when Accept-Encoding accepts it with q > 0.
 //
 // Thread-safety: handlers run on the server's pool threads, possibly concurrently. Start() and
 // Stop() are called from one thread.
@@ -32,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -108,6 +117,18 @@ class HttpServer {
 // Checks that `cert_pem` and `key_pem` form a usable GnuTLS credential (certificate parses, key
 // parses and matches it). Fails with GnuTLS's reason.
 Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::string& key_pem);
+
+// The connection count libmicrohttpd itself enforces (it stops accepting beyond it):
+// max_connections plus headroom, in which connections over max_connections wait to be evicted.
+unsigned HardConnectionLimit(const HttpServerOptions& options);
+
+// True when an Accept-Encoding header value accepts gzip: "gzip" or "x-gzip" with q > 0, or "*"
+// with q > 0 when gzip is not named ("gzip;q=0" refuses it). Case-insensitive.
+bool AcceptEncodingAllowsGzip(std::string_view header);
+
+// %XX-decodes a request path; NUL bytes are kept (so "/metrics%00.html" never equals "/metrics"),
+// malformed escapes stay as they are.
+std::string PercentDecodePath(std::string_view raw);
 
 // gzip-compresses `data` (RFC 1952 framing) at `level`; empty on zlib failure.
 std::string GzipCompress(const std::string& data, int level);

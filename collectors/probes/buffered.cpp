@@ -55,8 +55,12 @@ void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const 
           "cache not dropped: " + std::to_string(static_cast<int>(resident->Fraction() * 100)) +
               " % of " + dt->path + " [0, " + std::to_string(region) +
               ") still cached after posix_fadvise(DONTNEED)" +
-              (result.supported ? " (mapped, dirty or locked pages stay cached)"
-                                : " (" + result.target_info.fstype + " ignores fadvise)"));
+              (IsMemoryBackedFs(result.target_info.fstype)
+                   ? " (" + result.target_info.fstype + " keeps its pages in memory)"
+               : no_effect ? " (posix_fadvise dropped none of them: dirty, mapped or locked "
+                             "pages stay cached, or " +
+                                 result.target_info.fstype + " ignores fadvise)"
+                           : " (mapped, dirty or locked pages stay cached)"));
     }
   }
 

@@ -9,6 +9,10 @@
 namespace iodrift::proc {
 namespace {
 
+// Hard cap on exported fields, whatever the regex says (a 6.x kernel prints ~190): a /proc
+// tree with 100k fields must not turn into a 13 MB scrape.
+constexpr std::size_t kMaxVmstatFields = 1024;
+
 class VmstatCollector final : public Collector {
  public:
   explicit VmstatCollector(const config::VmstatOptions& options)
@@ -20,8 +24,11 @@ class VmstatCollector final : public Collector {
                          std::vector<prometheus::MetricFamily>& out) const override {
     auto vmstat = ReadVmstat(root);
     if (!vmstat) return tl::unexpected(vmstat.error());
+    std::size_t exported = 0;
     for (const auto& field : vmstat->fields) {
+      if (exported == kMaxVmstatFields) break;
       if (!filter_.Matches(field.name)) continue;
+      ++exported;
       auto family =
           MakeFamily("iodrift_vmstat_" + SanitizeMetricName(field.name),
                      "/proc/vmstat field " + field.name + ".", prometheus::MetricType::Untyped);

@@ -34,6 +34,7 @@ Needs root (losetup, cgroups), /usr/bin/prometheus, /usr/bin/promtool and
 Stdlib only. Run as root: IODRIFTD=build/iodriftd python3 tests/alerts/alert_path_test.py
 """
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -46,11 +47,11 @@ import time
 import urllib.error
 import urllib.request
 
+from iodrift_test.daemon import Daemon
+from iodrift_test.skip import fail, skip
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "dashboards"))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-import harness  # noqa: E402
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
@@ -77,17 +78,21 @@ SHORTENED = [
 
 def preflight():
     if os.geteuid() != 0:
-        harness.skip("needs root for losetup and the block cgroup")
+        skip("needs root for losetup and the block cgroup")
     for path, pkg in ((PROMETHEUS, "prometheus"), (PROMTOOL, "prometheus"),
                       (ALERTMANAGER, "prometheus-alertmanager")):
         if not os.access(path, os.X_OK):
-            harness.skip(f"{path} not installed (Debian package '{pkg}')")
+            skip(f"{path} not installed (Debian package '{pkg}')")
     if not shutil.which("losetup"):
-        harness.skip("losetup not installed")
+        skip("losetup not installed")
 
 
 preflight()
-import prometheus_smoke as smoke  # noqa: E402
+# The real-Prometheus helpers of the dashboards tests, loaded by file (no sys.path edits).
+_spec = importlib.util.spec_from_file_location(
+    "prometheus_smoke", os.path.join(REPO, "tests", "dashboards", "prometheus_smoke.py"))
+smoke = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(smoke)
 
 
 class BlockCgroup:
@@ -115,14 +120,14 @@ class BlockCgroup:
                         self.parent, self.v2 = f[1], True
                         break
         if self.parent is None:
-            harness.skip("no block cgroup: neither a v1 blkio hierarchy with throttling nor a "
-                         "cgroup2 mount with the io controller")
+            skip("no block cgroup: neither a v1 blkio hierarchy with throttling nor a "
+                 "cgroup2 mount with the io controller")
         if self.v2:
             try:
                 with open(os.path.join(self.parent, "cgroup.subtree_control"), "w") as f:
                     f.write("+io")
             except OSError as e:
-                harness.skip(f"cannot enable the io controller in {self.parent}: {e}")
+                skip(f"cannot enable the io controller in {self.parent}: {e}")
         self.path = os.path.join(self.parent, name)
         os.mkdir(self.path)
 
@@ -169,13 +174,13 @@ def write_test_rules(prom_dir):
         text = f.read()
     m = re.search(r"(?ms)^      - alert: %s\n.*?(?=^      - alert: |\Z)" % ALERT, text)
     if not m:
-        harness.fail(f"{ALERT} not found in the rules copy")
+        fail(f"{ALERT} not found in the rules copy")
     rule = m.group(0)
     for pattern, repl, count, what in SHORTENED:
         rule, n = re.subn(pattern, repl, rule)
         if n != count:
-            harness.fail(f"test copy of the rules: {what}: {pattern!r} matched {n} times, want "
-                         f"{count} (the shipped rule changed: update SHORTENED)")
+            fail(f"test copy of the rules: {what}: {pattern!r} matched {n} times, want "
+                 f"{count} (the shipped rule changed: update SHORTENED)")
     with open(path, "w") as f:
         f.write(text[:m.start()] + rule + text[m.end():])
     return path
@@ -257,7 +262,7 @@ def main():
         res = subprocess.run(["losetup", "--direct-io=on", "--show", "-f", img],
                              capture_output=True, text=True)
         if res.returncode != 0:
-            harness.skip("losetup failed: " + res.stderr.strip())
+            skip("losetup failed: " + res.stderr.strip())
         loop = res.stdout.strip()
         with open("/sys/block/%s/dev" % os.path.basename(loop)) as f:
             majmin = f.read().strip()
@@ -270,7 +275,7 @@ def main():
                 f.write(f"  - name: {name}\n    kind: {kind}\n    target: {loop}\n"
                         f"    interval: 2s\n    size: 8MiB\n    timeout: 20s\n")
 
-        with harness.Daemon("--config", config) as daemon:
+        with Daemon("--config", config) as daemon:
             cg.add(daemon.proc.pid)
             instance = "127.0.0.1:%d" % daemon.port
             prom_dir = os.path.join(work, "prometheus")
@@ -288,7 +293,7 @@ def main():
             res = subprocess.run([PROMTOOL, "check", "config", cfg_path], capture_output=True,
                                  text=True, timeout=60)
             if res.returncode != 0:
-                harness.fail("promtool check config on the test copy:\n" + res.stdout + res.stderr)
+                fail("promtool check config on the test copy:\n" + res.stdout + res.stderr)
             print("test copy of the rules: %s (%s)" % (rules_copy, "; ".join(w for *_, w in SHORTENED)))
 
             am_dir = os.path.join(work, "alertmanager")
@@ -302,8 +307,8 @@ def main():
                         "--cluster.listen-address=", "--log.level=warn"],
                        os.path.join(am_dir, "alertmanager.log"))
             if not smoke.wait_ready(am_base, am, 30):
-                harness.fail("alertmanager did not become ready:\n" +
-                             tail(os.path.join(am_dir, "alertmanager.log")))
+                fail("alertmanager did not become ready:\n" +
+                     tail(os.path.join(am_dir, "alertmanager.log")))
 
             prom_port = smoke.free_port()
             base = "http://127.0.0.1:%d" % prom_port
@@ -313,7 +318,7 @@ def main():
                           "--web.listen-address=127.0.0.1:%d" % prom_port,
                           "--rules.alert.resend-delay=1s", "--log.level=warn"], prom_log)
             if not smoke.wait_ready(base, prom, 30):
-                harness.fail("prometheus did not become ready:\n" + tail(prom_log))
+                fail("prometheus did not become ready:\n" + tail(prom_log))
 
             names = [n for n, _ in PROBES]
 
@@ -325,7 +330,7 @@ def main():
             def daemon_runs():
                 """{probe: (last run's end, its ratio)} from the daemon's own /metrics."""
                 _, _, text = daemon.get("/metrics")
-                m = harness.parse_metrics(text)
+                m = prom.parse_metrics(text)
                 out = {}
                 for n in names:
                     ts = [v for k, v in m.items() if k.startswith(
@@ -350,7 +355,7 @@ def main():
                                      (prom, "prometheus", prom_log),
                                      (am, "alertmanager", os.path.join(am_dir, "alertmanager.log"))):
                     if p.poll() is not None:
-                        harness.fail(f"{what} exited ({p.returncode}):\n" + tail(log))
+                        fail(f"{what} exited ({p.returncode}):\n" + tail(log))
 
             # Baselines: both probes have a ratio at Prometheus.
             deadline = time.monotonic() + BASELINE_DEADLINE
@@ -361,7 +366,7 @@ def main():
                     break
                 if time.monotonic() > deadline:
                     _, _, text = daemon.get("/metrics")
-                    harness.fail("no baseline for both probes within %d s (ratios %s):\n%s" % (
+                    fail("no baseline for both probes within %d s (ratios %s):\n%s" % (
                         BASELINE_DEADLINE, r, "\n".join(l for l in text.splitlines()
                                                         if "baseline" in l or "suspect" in l)))
                 time.sleep(1)
@@ -376,8 +381,8 @@ def main():
                 if prom_alerts() or am_alerts():
                     quiet_since = time.monotonic()
                 if time.monotonic() > deadline:
-                    harness.fail("%s never quiet for %d s before any slowdown (ratios %s, "
-                                 "Prometheus %s)" % (ALERT, QUIET, ratios(), prom_alerts()))
+                    fail("%s never quiet for %d s before any slowdown (ratios %s, "
+                         "Prometheus %s)" % (ALERT, QUIET, ratios(), prom_alerts()))
                 time.sleep(1)
             print("baselines formed and quiet, ratios %s after %.0f s" % (
                 {k: round(v, 2) for k, v in ratios().items()}, time.monotonic() - t_start))
@@ -405,8 +410,8 @@ def main():
                         marks["received:" + probe] = now
                         received[probe] = a
                 if time.monotonic() > deadline:
-                    harness.fail("Alertmanager did not receive %s for %s within %d s of the throttle "
-                                 "(ratios %s, Prometheus alerts %s, marks %s)" % (
+                    fail("Alertmanager did not receive %s for %s within %d s of the throttle "
+                         "(ratios %s, Prometheus alerts %s, marks %s)" % (
                                      ALERT, sorted(set(names) - set(received)), FIRE_DEADLINE, r,
                                      {k: v["state"] for k, v in prom_alerts().items()}, marks))
                 time.sleep(0.5)
@@ -447,7 +452,7 @@ def main():
             if failures:
                 for f in failures:
                     print("error: " + f)
-                harness.fail("%d problem(s) with the alert as Alertmanager received it" % len(failures))
+                fail("%d problem(s) with the alert as Alertmanager received it" % len(failures))
             print("received by Alertmanager: " + json.dumps(
                 {n: {"labels": received[n]["labels"], "annotations": {
                     k: received[n]["annotations"][k] for k in ("ratio", "runbook_url", "dashboard_uid")}}
@@ -471,10 +476,10 @@ def main():
                        for n in names):
                     break
                 if time.monotonic() > deadline:
-                    harness.fail("%s still active %d s after the throttle was lifted: Prometheus %s, "
-                                 "Alertmanager %s" % (ALERT, RESOLVE_DEADLINE,
-                                                      {k: v["state"] for k, v in pa.items()},
-                                                      sorted(aa)))
+                    fail("%s still active %d s after the throttle was lifted: Prometheus %s, "
+                         "Alertmanager %s" % (ALERT, RESOLVE_DEADLINE,
+                                              {k: v["state"] for k, v in pa.items()},
+                                              sorted(aa)))
                 time.sleep(0.5)
             print_timeline(marks)
     finally:
