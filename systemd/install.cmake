@@ -74,16 +74,22 @@ install(FILES ${_iodrift_gz_dir}/changelog.Debian.gz ${_iodrift_sd_dir}/debian/c
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Hardening (Debian's dpkg-buildflags with hardening=+all): fortified libc calls, stack
-# protector, full RELRO with immediate binding. On for the package build (see the README's
+# protector, stack clash and control-flow protection, full RELRO with immediate binding. On for the package build (see the README's
 # install section); needs optimisation (_FORTIFY_SOURCE), so not for Debug builds.
 option(IODRIFT_HARDENING "Build with Debian's hardening flags (fortify, stack protector, relro, now)"
        OFF)
 if(IODRIFT_HARDENING)
+  # Control-flow protection (CET) as dpkg-buildflags adds it on amd64; not every target has it.
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-fcf-protection _iodrift_cf_protection)
   foreach(_iodrift_target iodrift_core iodriftd iodriftctl)
     if(TARGET ${_iodrift_target})
       target_compile_definitions(${_iodrift_target} PRIVATE _FORTIFY_SOURCE=2)
       target_compile_options(${_iodrift_target} PRIVATE -fstack-protector-strong
                              -fstack-clash-protection -Wformat -Werror=format-security)
+      if(_iodrift_cf_protection)
+        target_compile_options(${_iodrift_target} PRIVATE -fcf-protection)
+      endif()
       target_link_options(${_iodrift_target} PRIVATE -Wl,-z,relro -Wl,-z,now)
     endif()
   endforeach()
@@ -113,12 +119,11 @@ set(IODRIFT_DEB_MAINTAINER "iodrift maintainers <maintainers@iodrift.org>" CACHE
 set(CPACK_PACKAGE_CONTACT "${IODRIFT_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${IODRIFT_DEB_MAINTAINER}")
 # CPack writes the synopsis (first line) from the summary and the extended description from
-# CPACK_DEBIAN_PACKAGE_DESCRIPTION, each continuation line indented by one space; "." alone is an
-# empty line. Lines stay under 80 columns (lintian).
+# CPACK_DEBIAN_PACKAGE_DESCRIPTION (which must not repeat the synopsis), each line indented by one
+# space; "." alone is an empty line. Lines stay under 80 columns (lintian).
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "read-throughput and memory-state monitor for Prometheus")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "read-throughput and memory-state monitor for Prometheus
-iodriftd runs light, budgeted read probes (page cache, buffered, O_DIRECT,
+    "iodriftd runs light, budgeted read probes (page cache, buffered, O_DIRECT,
 random, metadata, memory) on block devices and files across a machine's
 lifecycle, and exports each result together with the memory state of the
 moment (meminfo, vmstat, slabinfo, PSI, buddyinfo) as Prometheus metrics on
@@ -130,7 +135,10 @@ The service is installed but neither enabled nor started.")
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/iodrift/iodrift")
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # iodrift_<version>_<arch>.deb
+# Debian revision 1: a non-native package (upstream version 0.1.0, first packaging), so the
+# changelog is changelog.Debian.gz; debian/changelog's top entry must carry the same version.
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # iodrift_<version>-1_<arch>.deb
 # dpkg-shlibdeps computes Depends from the binaries' NEEDED libraries (libprometheus-cpp-core1.0,
 # libyaml-cpp0.7, libsdbus-c++1, libmicrohttpd12, libsystemd0, ...). No hard Depends on systemd:
 # the daemon runs without it (by hand, in a container); the postinst uses systemd-sysusers when

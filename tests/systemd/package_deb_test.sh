@@ -36,8 +36,9 @@ echo "package: $deb"
 
 fail=0
 listing=$(dpkg -c "$deb")
+paths=$(awk '{print $6}' <<<"$listing")
 expect_file() {
-  if ! awk '{print $6}' <<<"$listing" | grep -qx "\./${1#/}"; then
+  if ! grep -qx "\./${1#/}" <<<"$paths"; then
     echo "FAIL: $1 missing from the package"; fail=1
   fi
 }
@@ -61,7 +62,7 @@ if [ -d "$src/tools/iodriftctl" ]; then
   expect_file /usr/share/man/man1/iodriftctl.1.gz
 fi
 # Nothing may land in /usr/local or the build tree.
-if awk '{print $6}' <<<"$listing" | grep -E '^\./(usr/local|tmp|work)/'; then
+if awk '{print $6}' <<<"$listing" | grep -E '^\./(usr/local|tmp|work)/' >/dev/null; then
   echo "FAIL: files outside the system paths"; fail=1
 fi
 
@@ -102,7 +103,7 @@ grep -q "deb-systemd-helper purge 'iodrift.service'" "$ctl/postrm" \
 dpkg-deb -x "$deb" "$root"
 head -1 "$root/usr/share/doc/iodrift/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
   || { echo "FAIL: copyright is not machine-readable (DEP-5)"; fail=1; }
-zcat "$root/usr/share/doc/iodrift/changelog.Debian.gz" | head -1 \
+zcat "$root/usr/share/doc/iodrift/changelog.Debian.gz" | sed -n 1p \
   | grep -q "^iodrift ($(dpkg-deb -f "$deb" Version))" \
   || { echo "FAIL: changelog.Debian.gz does not start with this version"; fail=1; }
 for bin in usr/sbin/iodriftd usr/bin/iodriftctl; do
@@ -110,11 +111,13 @@ for bin in usr/sbin/iodriftd usr/bin/iodriftctl; do
   if readelf -S "$root/$bin" | grep -qE '\.debug_|\.symtab'; then
     echo "FAIL: $bin is not stripped"; fail=1
   fi
-  readelf -d "$root/$bin" | grep -q 'BIND_NOW' || { echo "FAIL: $bin lacks BIND_NOW (-z now)"; fail=1; }
-  readelf -l "$root/$bin" | grep -q 'GNU_RELRO' || { echo "FAIL: $bin lacks RELRO"; fail=1; }
-  readelf --dyn-syms -W "$root/$bin" | grep -q '__stack_chk_fail' \
-    || { echo "FAIL: $bin lacks the stack protector"; fail=1; }
-  readelf --dyn-syms -W "$root/$bin" | grep -qE '__[a-z_]+_chk@' \
+  # (Output captured first: grep -q closing a pipe early would fail it under pipefail.)
+  dynamic=$(readelf -d "$root/$bin"); segments=$(readelf -l "$root/$bin")
+  symbols=$(readelf --dyn-syms -W "$root/$bin")
+  grep -qE 'BIND_NOW|FLAGS_1.*NOW' <<<"$dynamic" || { echo "FAIL: $bin lacks BIND_NOW (-z now)"; fail=1; }
+  grep -q 'GNU_RELRO' <<<"$segments" || { echo "FAIL: $bin lacks RELRO"; fail=1; }
+  grep -q '__stack_chk_fail' <<<"$symbols" || { echo "FAIL: $bin lacks the stack protector"; fail=1; }
+  grep -qE '__[a-z_]+_chk@' <<<"$symbols" \
     || { echo "FAIL: $bin has no fortified libc calls (_FORTIFY_SOURCE)"; fail=1; }
   if command -v hardening-check >/dev/null; then
     hardening-check "$root/$bin" || { echo "FAIL: hardening-check $bin"; fail=1; }
