@@ -72,6 +72,9 @@ if(TARGET iodriftctl)
 endif()
 install(FILES ${_iodrift_gz_dir}/changelog.Debian.gz ${_iodrift_sd_dir}/debian/copyright
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# One lintian override, with its reason in the file (systemd/README.md lists it too).
+install(FILES ${_iodrift_sd_dir}/debian/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME iodrift)
 
 # Hardening (Debian's dpkg-buildflags with hardening=+all): fortified libc calls, stack
 # protector, stack clash and control-flow protection, full RELRO with immediate binding. On for the package build (see the README's

@@ -120,7 +120,9 @@ for bin in usr/sbin/iodriftd usr/bin/iodriftctl; do
   grep -qE '__[a-z_]+_chk@' <<<"$symbols" \
     || { echo "FAIL: $bin has no fortified libc calls (_FORTIFY_SOURCE)"; fail=1; }
   if command -v hardening-check >/dev/null; then
-    hardening-check "$root/$bin" || { echo "FAIL: hardening-check $bin"; fail=1; }
+    # --nocfprotection: built with -fcf-protection (endbr64 throughout), but the ELF gets no CET
+    # property note unless every linked object has one; not among the flags the package promises.
+    hardening-check --nocfprotection "$root/$bin" || { echo "FAIL: hardening-check $bin"; fail=1; }
   fi
 done
 
