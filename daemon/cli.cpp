@@ -30,7 +30,9 @@ Options:
       --state-dir DIR    keep probe files, calibration and baselines in DIR (default
                          /var/lib/iodrift as root, else $XDG_STATE_HOME/iodrift or
                          ~/.local/state/iodrift)
-      --dbus MODE        auto | system | session | none | a D-Bus ADDRESS (default auto)
+      --dbus MODE        auto | system | session | none | a D-Bus ADDRESS (default auto:
+                         the system bus if the name can be owned there, as any user, else
+                         the session bus if DBUS_SESSION_BUS_ADDRESS is set, else none)
       --log-level LEVEL  trace | debug | info | warn | error (default info)
       --check-config     validate the config and exit: 0 when valid, else 78 with every
                          problem printed as FILE:LINE:COLUMN: KEY: what is wrong; a probe
