@@ -17,6 +17,7 @@
 #include "daemon/http_server.h"
 #include "daemon/liveness.h"
 #include "daemon/logging.h"
+#include "daemon/probe_log.h"
 #include "daemon/probe_metrics.h"
 #include "daemon/probe_report.h"
 #include "daemon/probes_api.h"
@@ -228,15 +229,7 @@ class Daemon {
                  cfg_.probes.size());
     // The one owner of every probe's state is fed here; everything else reads its snapshot.
     scheduler_.AddListener([this](const probes::ProbeResult& r) { states_.Record(r); });
-    scheduler_.AddListener([](const probes::ProbeResult& r) {
-      if (r.success()) {
-        spdlog::debug("probe={} kind={} result=ok duration={:.3f}s", r.name,
-                      config::ProbeKindName(r.kind), r.duration_seconds);
-      } else {
-        spdlog::info("probe={} kind={} result={} error=\"{}\"", r.name,
-                     config::ProbeKindName(r.kind), probes::OutcomeName(r.outcome), r.error);
-      }
-    });
+    scheduler_.AddListener([this](const probes::ProbeResult& r) { probe_log_.Record(r); });
     scheduler_.Apply(states_.Define(cfg_.probes));
     scheduler_.Start();
     // D-Bus comes after the scheduler (its RunProbe needs it) and goes first on shutdown. It
@@ -375,6 +368,7 @@ class Daemon {
   CommandLine cl_;
   config::Config cfg_;
   probes::ProbeStates states_;  // the one owner of every probe's state
+  ProbeLog probe_log_;           // before scheduler_: its listener outlives no part of it
   std::atomic<bool> status_enabled_{true};
   ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)
   // The filesystem of each directory target, shared with the scheduler's ProbeEnv; reload forgets.
@@ -435,9 +429,13 @@ int Main(int argc, char** argv) {
     return kExitConfig;
   }
   if (cl->check_config) {
-    std::printf("%s: ok (%zu probes)\n", cl->config_file.value_or("embedded default").c_str(),
-                cfg->probes.size());
-    return kExitOk;
+    const auto warnings = TargetWarnings(*cfg);
+    for (const auto& warning : warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    std::printf(
+        "%s: ok (%zu probes%s)\n", cl->config_file.value_or("embedded default").c_str(),
+        cfg->probes.size(),
+        warnings.empty() ? "" : (", " + std::to_string(warnings.size()) + " warnings").c_str());
+    return cl->strict && !warnings.empty() ? kExitConfig : kExitOk;
   }
   SetUpLogging(*ParseLogLevel(cfg->log_level));
   if (cl->once) return RunOnce(*cfg, cl->json);

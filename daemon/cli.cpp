@@ -1,6 +1,11 @@
 #include "daemon/cli.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstring>
 #include <string_view>
 
 namespace iodrift::daemon {
@@ -25,10 +30,15 @@ Options:
       --state-dir DIR    keep probe files, calibration and baselines in DIR (default
                          /var/lib/iodrift as root, else $XDG_STATE_HOME/iodrift or
                          ~/.local/state/iodrift)
-      --dbus MODE        auto | system | session | none | a D-Bus ADDRESS (default auto)
+      --dbus MODE        auto | system | session | none | a D-Bus ADDRESS (default auto:
+                         the system bus if the name can be owned there, as any user, else
+                         the session bus if DBUS_SESSION_BUS_ADDRESS is set, else none)
       --log-level LEVEL  trace | debug | info | warn | error (default info)
       --check-config     validate the config and exit: 0 when valid, else 78 with every
-                         problem printed as FILE:LINE:COLUMN: KEY: what is wrong
+                         problem printed as FILE:LINE:COLUMN: KEY: what is wrong; a probe
+                         whose target does not exist or cannot be opened by this user is a
+                         warning (exit 0: a target may appear later)
+      --strict           with --check-config: a target warning fails too (exit 78)
       --once             run every configured probe once, print a table and exit
                          (0 when all probes succeeded, 1 otherwise)
       --json             with --once: print JSON instead of the table
@@ -42,11 +52,16 @@ Signals:
 
 Exit status:
   0 success, 1 runtime failure (e.g. the listen address is in use), 2 usage error,
-  78 invalid configuration.
+  78 invalid configuration (with --check-config --strict also a target warning).
 
-Endpoints:
+Endpoints (HTTP, GET only):
   /metrics               Prometheus text format (gzip when the client accepts it)
-  /                      a small landing page
+  /                      the status page: every probe's last result, baseline and history
+  /api/v1/probes         the same as JSON (?runs=N: only the newest N history points)
+  /-/healthy             200 "ok" while the daemon is alive (for load balancers, probes)
+
+D-Bus (org.iodrift.Monitor1, see iodriftctl(1)): ListProbes, Snapshot, Explain and Version for
+every user; RunProbe and Reload for root and members of group iodrift.
 
 Documentation: README.md in the source tree; metric names and config keys are listed there.
 )";
@@ -77,6 +92,10 @@ Expected<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     }
     if (name == "--check-config") {
       cl.check_config = true;
+      continue;
+    }
+    if (name == "--strict") {
+      cl.strict = true;
       continue;
     }
     if (name == "--once") {
@@ -116,7 +135,26 @@ Expected<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
     }
   }
   if (cl.json && !cl.once) return Fail(EINVAL, "--json goes with --once");
+  if (cl.strict && !cl.check_config) return Fail(EINVAL, "--strict goes with --check-config");
   return cl;
+}
+
+std::vector<std::string> TargetWarnings(const config::Config& cfg) {
+  std::vector<std::string> out;
+  for (const auto& probe : cfg.probes) {
+    if (probe.target.empty()) continue;  // memory
+    // O_NONBLOCK: a FIFO or a device must not hold the check; nothing is read.
+    int fd = open(probe.target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      const int err = errno;
+      std::string why = std::strerror(err);
+      if (err == EACCES || err == EPERM) why += " (for user " + std::to_string(geteuid()) + ")";
+      out.push_back("probe " + probe.name + ": target " + probe.target + ": " + why);
+      continue;
+    }
+    close(fd);
+  }
+  return out;
 }
 
 }  // namespace iodrift::daemon

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectors/common/error.h"
+#include "config/config.h"
 
 namespace iodrift::daemon {
 
@@ -18,6 +19,7 @@ struct CommandLine {
   std::optional<std::string> dbus;
   std::optional<std::string> log_level;
   bool check_config = false;
+  bool strict = false;  // with --check-config: target warnings fail (exit 78)
   bool once = false;
   bool json = false;
   bool help = false;
@@ -27,6 +29,11 @@ struct CommandLine {
 // Parses argv. Fails with a message such as "unknown option '--foo'" (callers print it with a
 // hint to --help and exit 2).
 Expected<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
+
+// One line per probe whose target does not exist or cannot be opened for reading by this process
+// ("probe NAME: target PATH: No such file or directory"); --check-config prints them as
+// warnings. Opens nothing for writing and reads no data.
+std::vector<std::string> TargetWarnings(const config::Config& cfg);
 
 // The man-page style --help text.
 const char* HelpText();

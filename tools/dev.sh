@@ -25,7 +25,7 @@ build_packages=(
 # What the test suite drives for real.
 test_packages=(
   python3 curl prometheus prometheus-alertmanager prometheus-node-exporter dbus util-linux e2fsprogs fuse3 libfuse3-dev clang-14 libclang-rt-14-dev
-  openssl wrk chromium clang-format
+  openssl wrk chromium clang-format lintian devscripts
 )
 
 log() { printf 'dev.sh: %s\n' "$*" >&2; }
@@ -69,6 +69,7 @@ case "$cmd" in
     cd "$build_dir"
     exec ctest -j "${CTEST_JOBS:-2}" --output-on-failure --timeout 600 "$@" ;;
   *)
-    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    # The header comment (line 2 up to the first line that is not a comment) is the help.
+    awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"
     [ -z "$cmd" ] || [ "$cmd" = help ] || [ "$cmd" = -h ] || exit 2 ;;
 esac

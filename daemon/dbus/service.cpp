@@ -1,5 +1,6 @@
 #include "daemon/dbus/service.h"
 
+#include <grp.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -41,10 +43,79 @@ std::string Describe(const std::string& mode) {
   return "bus " + mode;
 }
 
+// `address` without its `guid=` parameters. A guid pins the server instance: after the bus
+// restarts (new guid) a connection that insists on the old one is refused forever, so reconnects
+// go without it.
+std::string WithoutGuid(const std::string& address) {
+  std::string out;
+  std::stringstream alternatives(address);
+  std::string alternative;
+  while (std::getline(alternatives, alternative, ';')) {
+    const auto colon = alternative.find(':');
+    std::string kept =
+        alternative.substr(0, colon == std::string::npos ? alternative.size() : colon + 1);
+    if (colon != std::string::npos) {
+      std::stringstream params(alternative.substr(colon + 1));
+      std::string param;
+      bool first = true;
+      while (std::getline(params, param, ',')) {
+        if (param.rfind("guid=", 0) == 0) continue;
+        kept += (first ? "" : ",") + param;
+        first = false;
+      }
+    }
+    out += (out.empty() ? "" : ";") + kept;
+  }
+  return out;
+}
+
+std::string ErrorText(const sdbus::Error& e) {
+  return e.getMessage().empty() ? e.getName() : e.getMessage() + " (" + e.getName() + ")";
+}
+
+// The bus's credentials of connection `unique_name`
+// (org.freedesktop.DBus.GetConnectionCredentials).
+std::map<std::string, sdbus::Variant> BusCredentials(sdbus::IProxy& bus,
+                                                     const std::string& unique_name) {
+  std::map<std::string, sdbus::Variant> creds;
+  bus.callMethod("GetConnectionCredentials")
+      .onInterface("org.freedesktop.DBus")
+      .withArguments(unique_name)
+      .storeResultsTo(creds);
+  return creds;
+}
+
+// "the name is already owned by :1.4 (pid 123, uid 0)": who holds it, as far as the bus says.
+std::string NameOwnerText(sdbus::IConnection& connection) {
+  std::string text = std::string("the name ") + kBusName + " is already owned";
+  try {
+    auto bus = sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    std::string owner;
+    bus->callMethod("GetNameOwner")
+        .onInterface("org.freedesktop.DBus")
+        .withArguments(std::string(kBusName))
+        .storeResultsTo(owner);
+    text += " by " + owner;
+    auto creds = BusCredentials(*bus, owner);
+    std::string details;
+    if (auto it = creds.find("ProcessID"); it != creds.end()) {
+      details += "pid " + std::to_string(it->second.get<std::uint32_t>());
+    }
+    if (auto it = creds.find("UnixUserID"); it != creds.end()) {
+      details += (details.empty() ? "" : ", ") + std::string("uid ") +
+                 std::to_string(it->second.get<std::uint32_t>());
+    }
+    if (!details.empty()) text += " (" + details + ")";
+  } catch (const sdbus::Error&) {
+    // The owner left meanwhile or the bus does not say: the plain sentence is enough.
+  }
+  return text + "; is another iodriftd running on this bus?";
+}
+
 // Opens a connection for `mode` (system | session | ADDRESS) and takes the bus name.
 std::unique_ptr<sdbus::IConnection> Connect(const std::string& mode, std::string& error) {
+  std::unique_ptr<sdbus::IConnection> connection;
   try {
-    std::unique_ptr<sdbus::IConnection> connection;
     if (mode == "system") {
       connection = sdbus::createSystemBusConnection();
     } else if (mode == "session") {
@@ -52,12 +123,40 @@ std::unique_ptr<sdbus::IConnection> Connect(const std::string& mode, std::string
     } else {
       connection = sdbus::createSessionBusConnectionWithAddress(mode);
     }
+  } catch (const sdbus::Error& e) {
+    error = ErrorText(e);
+    return nullptr;
+  }
+  try {
     connection->requestName(kBusName);
     return connection;
   } catch (const sdbus::Error& e) {
-    error = e.getMessage().empty() ? e.getName() : e.getMessage() + " (" + e.getName() + ")";
+    // sd_bus_request_name answers EEXIST ("File exists") when another connection owns the name.
+    if (e.getName() == "System.Error.EEXIST" ||
+        e.getMessage().find("File exists") != std::string::npos) {
+      error = NameOwnerText(*connection);
+    } else {
+      error = ErrorText(e);
+    }
     return nullptr;
   }
+}
+
+// Whether the caller with these credentials may RunProbe/Reload: root, the daemon's own user,
+// or a member (primary or supplementary) of `group`.
+bool Privileged(std::uint32_t uid, const std::vector<std::uint32_t>& gids,
+                const std::string& group) {
+  if (uid == 0 || uid == geteuid()) return true;
+  struct group entry {};
+  struct group* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getgrnam_r(group.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return false;
+  }
+  for (auto gid : gids) {
+    if (gid == found->gr_gid) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -82,6 +181,8 @@ struct DbusService::Impl {
   std::map<std::string, std::uint64_t> Snapshot();
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
   std::vector<std::string> Reload();
+  // Throws AccessDenied unless `sender` may call `method` (see DbusServiceOptions::admin_group).
+  void Authorize(const std::string& sender, const char* method);
 
   // Scheduler listener (dispatcher thread).
   void OnResult(const probes::ProbeResult& result);
@@ -104,7 +205,8 @@ struct DbusService::Impl {
   std::mutex bus_mu;
   std::unique_ptr<sdbus::IConnection> connection;
   std::unique_ptr<Monitor> monitor;
-  bool stopping = false;  // under bus_mu
+  std::unique_ptr<sdbus::IProxy> bus_proxy;  // org.freedesktop.DBus on `connection`
+  bool stopping = false;                     // under bus_mu
   std::condition_variable stop_cv;
   std::thread supervisor;
 
@@ -144,13 +246,24 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
   }
   void RunProbe(sdbus::Result<Dict>&& reply, std::string name) override {
     const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
-    impl_.RunProbe(std::move(reply), name, message ? message->getSender() : std::string());
+    const std::string sender = message ? message->getSender() : std::string();
+    try {
+      impl_.Authorize(sender, "RunProbe");
+    } catch (const sdbus::Error& e) {
+      reply.returnError(e);
+      return;
+    }
+    impl_.RunProbe(std::move(reply), name, sender);
   }
   std::map<std::string, std::uint64_t> Snapshot() override { return impl_.Snapshot(); }
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name) override {
     return impl_.Explain(name);
   }
-  std::vector<std::string> Reload() override { return impl_.Reload(); }
+  std::vector<std::string> Reload() override {
+    const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
+    impl_.Authorize(message ? message->getSender() : std::string(), "Reload");
+    return impl_.Reload();
+  }
   std::string Version() override { return IODRIFT_VERSION; }
 
   DbusService::Impl& impl_;
@@ -236,6 +349,34 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
           probes::ExplainFigures(*record, record->window)};
 }
 
+void DbusService::Impl::Authorize(const std::string& sender, const char* method) {
+  std::uint32_t uid = 0;
+  std::vector<std::uint32_t> gids;
+  bool known = false;
+  try {
+    if (!bus_proxy || sender.empty()) throw sdbus::Error(kErrorAccessDenied, "no sender");
+    auto creds = BusCredentials(*bus_proxy, sender);
+    if (auto it = creds.find("UnixUserID"); it != creds.end()) {
+      uid = it->second.get<std::uint32_t>();
+      known = true;
+    }
+    if (auto it = creds.find("UnixGroupIDs"); it != creds.end()) {
+      gids = it->second.get<std::vector<std::uint32_t>>();
+    }
+  } catch (const sdbus::Error& e) {
+    spdlog::debug("dbus: credentials of {}: {}", sender, e.getMessage());
+  }
+  if (known && Privileged(uid, gids, options.admin_group)) return;
+  // debug: any local user can call, the journal must not be theirs to fill.
+  spdlog::debug("dbus: {} denied sender={} uid={}", method, sender,
+                known ? std::to_string(uid) : std::string("unknown"));
+  throw sdbus::Error(kErrorAccessDenied,
+                     std::string(method) + " is for root and members of group " +
+                         options.admin_group +
+                         (known ? "; caller uid " + std::to_string(uid) + " is neither"
+                                : "; the bus did not say who the caller is"));
+}
+
 std::vector<std::string> DbusService::Impl::Reload() {
   if (!reload) return {};
   try {
@@ -304,9 +445,12 @@ void DbusService::Impl::Attach(std::unique_ptr<sdbus::IConnection> c) {
   std::lock_guard lock(bus_mu);
   connection = std::move(c);
   try {
+    bus_proxy = sdbus::createProxy(*connection, "org.freedesktop.DBus", "/org/freedesktop/DBus");
     monitor = std::make_unique<Monitor>(*connection, *this);
   } catch (const sdbus::Error& e) {
     spdlog::warn("dbus: cannot export {}: {}", kObjectPath, e.getMessage());
+    monitor.reset();
+    bus_proxy.reset();
     connection.reset();
   }
 }
@@ -327,6 +471,7 @@ void DbusService::Impl::Teardown(const char* why) {
   orphans.clear();
   try {
     monitor.reset();
+    bus_proxy.reset();
   } catch (const sdbus::Error&) {
   }
   if (connection) {
@@ -355,7 +500,7 @@ void DbusService::Impl::SupervisorLoop() {
     }
     if (!current) {
       std::string error;
-      auto c = Connect(mode, error);
+      auto c = Connect(mode == "system" || mode == "session" ? mode : WithoutGuid(mode), error);
       if (c) {
         Attach(std::move(c));
         std::lock_guard lock(bus_mu);
@@ -400,11 +545,9 @@ std::unique_ptr<DbusService> DbusService::Start(DbusServiceOptions options, Sche
   const std::string& requested = impl->options.mode;
   std::unique_ptr<sdbus::IConnection> connection;
   if (requested == "auto") {
-    std::string system_error = "not root", session_error = "DBUS_SESSION_BUS_ADDRESS is unset";
-    if (geteuid() == 0) {
-      connection = Connect("system", system_error);
-      if (connection) impl->mode = "system";
-    }
+    std::string system_error, session_error = "DBUS_SESSION_BUS_ADDRESS is unset";
+    connection = Connect("system", system_error);
+    if (connection) impl->mode = "system";
     if (!connection && std::getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr) {
       connection = Connect("session", session_error);
       if (connection) impl->mode = "session";

@@ -11,11 +11,18 @@
 // `max_pending` requests wait at once (Busy beyond).
 //
 // Bus choice (`mode`, the `dbus` config key): "system", "session", an ADDRESS
-// ("unix:path=/run/x"), or "auto": the system bus when euid is 0 and the name can be owned,
-// else the session bus when DBUS_SESSION_BUS_ADDRESS is set, else none (logged once). "none" is
-// handled by the caller (no service). When the chosen bus cannot be reached or is lost later,
-// the service logs it and retries with back-off (1 s doubling to 60 s) in its own thread;
-// metrics and probes never depend on the bus.
+// ("unix:path=/run/x"), or "auto": the system bus when it is reachable and the name can be owned
+// there (whatever the daemon's user: the packaged policy lets user iodrift own it), else the
+// session bus when DBUS_SESSION_BUS_ADDRESS is set, else none (logged once). "none" is handled by
+// the caller (no service). When the chosen bus cannot be reached or is lost later, the service
+// logs it and retries with back-off (1 s doubling to 60 s) in its own thread, an ADDRESS without
+// its `guid=` (a restarted bus has a new one); metrics and probes never depend on the bus.
+//
+// Access: ListProbes, Snapshot, Explain and Version are open to every caller; RunProbe and
+// Reload are answered AccessDenied unless the caller (uid and groups from the bus's
+// GetConnectionCredentials) is root, the daemon's own user, or a member of `admin_group`. The
+// check is the daemon's own, on top of the system-bus policy, so a session bus or a bus address
+// with a looser policy grants nothing more.
 //
 // Thread-safety: Start/Stop/destruction from one thread (the app's main thread). The service
 // must be stopped (or destroyed) before the Scheduler it was given.
@@ -43,6 +50,7 @@ inline constexpr const char* kErrorBusy = "org.iodrift.Error.Busy";
 inline constexpr const char* kErrorRateLimited = "org.iodrift.Error.RateLimited";
 inline constexpr const char* kErrorFailed = "org.iodrift.Error.Failed";
 inline constexpr const char* kErrorInvalidConfig = "org.iodrift.Error.InvalidConfig";
+inline constexpr const char* kErrorAccessDenied = "org.iodrift.Error.AccessDenied";
 
 // Re-reads and applies the config; returns the problems (empty: applied). Runs on the bus thread.
 using ReloadFn = std::function<std::vector<std::string>()>;
@@ -54,7 +62,8 @@ struct DbusServiceOptions {
   ProcRoot proc_root;         // for Snapshot
   RecordFn record;            // for Explain; without it Explain answers Failed
   RateLimiterOptions rate_limits;
-  std::size_t max_pending = 64;  // RunProbe requests waiting for a result, then Busy
+  std::size_t max_pending = 64;         // RunProbe requests waiting for a result, then Busy
+  std::string admin_group = "iodrift";  // members may RunProbe and Reload (besides root)
 };
 
 class DbusService {

@@ -24,5 +24,32 @@ TEST(ParseCommandLine, RejectsUnknownOptionsMissingValuesAndStrayArguments) {
   EXPECT_FALSE(ParseCommandLine({"--state-dir="}));
 }
 
+TEST(ParseCommandLine, StrictGoesWithCheckConfig) {
+  auto cl = ParseCommandLine({"--check-config", "--strict"});
+  ASSERT_TRUE(cl) << cl.error().message;
+  EXPECT_TRUE(cl->check_config);
+  EXPECT_TRUE(cl->strict);
+  EXPECT_EQ(ParseCommandLine({"--strict"}).error().message, "--strict goes with --check-config");
+}
+
+TEST(TargetWarnings, NamesEveryProbeWhoseTargetCannotBeOpened) {
+  config::Config cfg;
+  config::ProbeSpec memory;
+  memory.name = "mem";
+  memory.kind = config::ProbeKind::kMemory;
+  config::ProbeSpec present = memory;
+  present.name = "here";
+  present.kind = config::ProbeKind::kMetadata;
+  present.target = "/";
+  config::ProbeSpec missing = present;
+  missing.name = "gone";
+  missing.target = "/nonexistent/iodrift-target";
+  cfg.probes = {memory, present, missing};
+  auto warnings = TargetWarnings(cfg);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "probe gone: target /nonexistent/iodrift-target: No such file or directory");
+}
+
 }  // namespace
 }  // namespace iodrift::daemon

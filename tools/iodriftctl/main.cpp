@@ -2,20 +2,25 @@
 // daemon/dbus/org.iodrift.Monitor1.xml and ../shared/DESIGN.md "D-Bus").
 //
 //   iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
+//   iodriftctl --version | --help
 //     list [--json]          configured probes
 //     run NAME [--json]      run a probe now, print its result (same figures as `iodriftd --once`)
 //     snapshot [--json]      memory state now (meminfo in bytes, uptime)
 //     explain NAME [--json]  ratio to the post-boot baseline and the memory features ranked by
 //                            correlation with the probe's figure
 //     reload                 make the daemon re-read its config file; prints the problems
-//     watch [--json]         print every ProbeCompleted signal until interrupted
+//     watch [--json]         print every ProbeCompleted signal (with its start time) until
+//                            interrupted
 //
 // Exit codes: 0 ok; 1 the probe failed or the daemon refused (rate limit, busy, access denied,
 // config problems); 2 usage (including an unknown probe name); 3 daemon unreachable.
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +34,7 @@
 #include "daemon/dbus/service.h"
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
+#include "iodrift_version.h"
 #include "monitor1_proxy.h"  // generated from org.iodrift.Monitor1.xml
 
 namespace {
@@ -45,6 +51,7 @@ constexpr int kExitUnreachable = 3;
 constexpr auto kRunTimeout = std::chrono::seconds(300);
 
 const char* kMainHelp = R"(Usage: iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
+       iodriftctl --version | --help
 
 Talks to iodriftd over D-Bus (org.iodrift.Monitor1).
 
@@ -61,8 +68,13 @@ Options:
   --bus BUS             system (default), session, or a D-Bus address such as
                         unix:path=/run/user/1000/bus
   -h, --help            this help; `iodriftctl COMMAND --help` for one command
+  -V, --version         show the version and exit
 
-Exit status: 0 ok, 1 probe failed or request refused, 2 usage, 3 daemon unreachable.
+Access: list, snapshot, explain are for every user; run and reload for root and members of
+group iodrift (others get org.iodrift.Error.AccessDenied, exit 1).
+
+Exit status: 0 ok, 1 probe failed or request refused (rate limit, busy, access denied, config
+problems), 2 usage (including an unknown probe name), 3 bus or daemon unreachable.
 )";
 
 const std::map<std::string, const char*> kCommandHelp = {
@@ -108,8 +120,10 @@ its running config; the problems are printed and the exit status is 1.
 )"},
     {"watch", R"(Usage: iodriftctl [--bus BUS] watch [--json]
 
-Prints one line per completed probe run (scheduled or on demand) until interrupted.
+Prints one line per completed probe run (scheduled or on demand) until interrupted: the run's
+start time (local, ISO 8601), probe, kind, result, figure, duration and the error if any.
   --json    one JSON object per line, as one probe of `iodriftd --once --json`
+            (start_time_seconds is the start time)
 )"},
 };
 
@@ -157,6 +171,21 @@ class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy>
   std::function<void(const std::string&, const dbus::Dict&)> on_completed_;
 };
 
+// Which bus `bus` names, for messages: "the system bus (unix:path=/run/dbus/system_bus_socket)".
+std::string DescribeBus(const std::string& bus) {
+  if (bus == "system") {
+    const char* env = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    return std::string("the system bus (") + (env ? env : "unix:path=/run/dbus/system_bus_socket") +
+           ")";
+  }
+  if (bus == "session") {
+    const char* env = std::getenv("DBUS_SESSION_BUS_ADDRESS");
+    return std::string("the session bus (") + (env ? env : "DBUS_SESSION_BUS_ADDRESS is not set") +
+           ")";
+  }
+  return "bus " + bus;
+}
+
 bool IsUnreachable(const std::string& error_name) {
   static const char* const kNames[] = {
       "org.freedesktop.DBus.Error.ServiceUnknown",  "org.freedesktop.DBus.Error.NameHasNoOwner",
@@ -171,10 +200,16 @@ bool IsUnreachable(const std::string& error_name) {
 }
 
 // Prints a D-Bus error and maps it to an exit status.
-int ReportError(const sdbus::Error& e) {
+int ReportError(const sdbus::Error& e, const std::string& bus) {
   std::string message = e.getMessage().empty() ? e.getName() : e.getMessage();
   std::fprintf(stderr, "iodriftctl: %s (%s)\n", message.c_str(), e.getName().c_str());
-  if (IsUnreachable(e.getName())) return kExitUnreachable;
+  if (IsUnreachable(e.getName())) {
+    std::fprintf(stderr,
+                 "iodriftctl: no iodriftd answers as %s on %s; is it running (systemctl status "
+                 "iodrift) and does its `dbus` setting name this bus?\n",
+                 dbus::kBusName, DescribeBus(bus).c_str());
+    return kExitUnreachable;
+  }
   if (e.getName() == dbus::kErrorUnknownProbe) return kExitUsage;
   return kExitFailed;
 }
@@ -311,6 +346,17 @@ int Reload(Client& client) {
   return kExitFailed;
 }
 
+// "2026-12-03T16:58:07+0000" (local time) for an epoch time; now when it is unset (0).
+std::string Timestamp(double epoch_seconds) {
+  std::time_t t =
+      epoch_seconds > 0 ? static_cast<std::time_t>(std::floor(epoch_seconds)) : std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buffer;
+}
+
 int Watch(Client& client, const std::string& bus, bool json) {
   client.OnCompleted([json](const std::string&, const dbus::Dict& dict) {
     auto r = dbus::FromDict(dict);
@@ -327,8 +373,8 @@ int Watch(Client& client, const std::string& bus, bool json) {
           figure += std::to_string(static_cast<long long>(rate)) + " " + op + "/s";
         }
       }
-      std::printf("%s  %s  %s  %s  %s  %s%s\n", r.name.c_str(),
-                  std::string(iodrift::config::ProbeKindName(r.kind)).c_str(),
+      std::printf("%s  %s  %s  %s  %s  %s  %s%s\n", Timestamp(r.start_time_seconds).c_str(),
+                  r.name.c_str(), std::string(iodrift::config::ProbeKindName(r.kind)).c_str(),
                   iodrift::probes::OutcomeName(r.outcome), figure.c_str(),
                   iodrift::daemon::FormatSeconds(r.duration_seconds).c_str(),
                   r.error.empty() ? "" : "error: ", r.error.c_str());
@@ -375,6 +421,9 @@ int main(int argc, char** argv) {
       json = true;
     } else if (arg == "-h" || arg == "--help") {
       help = true;
+    } else if (arg == "-V" || arg == "--version") {
+      std::printf("iodriftctl %s (revision %s)\n", IODRIFT_VERSION, IODRIFT_REVISION);
+      return kExitOk;
     } else if (arg.rfind("-", 0) == 0 && arg != "-") {
       return Usage("unknown option '" + arg + "'");
     } else if (command.empty()) {
@@ -415,9 +464,12 @@ int main(int argc, char** argv) {
   try {
     client = std::make_unique<Client>(Connect(bus));
   } catch (const sdbus::Error& e) {
-    std::fprintf(stderr, "iodriftctl: cannot connect to %s: %s\n",
-                 bus == "system" || bus == "session" ? (bus + " bus").c_str() : bus.c_str(),
-                 e.getMessage().c_str());
+    std::fprintf(stderr,
+                 "iodriftctl: cannot connect to %s: %s.\n"
+                 "Is D-Bus running there? iodriftd serves the system bus when it runs as a "
+                 "service (systemctl status iodrift); for a daemon started by hand give its bus: "
+                 "--bus session or --bus ADDRESS (iodriftd logs \"dbus: serving ... on ...\").\n",
+                 DescribeBus(bus).c_str(), e.getMessage().c_str());
     return kExitUnreachable;
   }
   try {
@@ -432,7 +484,7 @@ int main(int argc, char** argv) {
       return Watch(*client, bus, json);
     }
   } catch (const sdbus::Error& e) {
-    return ReportError(e);
+    return ReportError(e, bus);
   }
   return kExitUsage;
 }
