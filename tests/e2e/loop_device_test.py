@@ -51,7 +51,8 @@ try:
     loops.append(raw)
     fs_img = os.path.join(work, "fs.img")
     with open(fs_img, "wb") as f:
-        f.truncate(256 << 20)
+        # Sparse: room for the probe file above iodrift's free-space reserve (max(5 %, 1 GiB)).
+        f.truncate(2 << 30)
     fsdev = sh("losetup", "--show", "-f", fs_img)
     loops.append(fsdev)
     sh("mkfs.ext4", "-q", "-F", fsdev)
