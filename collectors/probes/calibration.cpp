@@ -63,6 +63,8 @@ std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_
 Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
                                const config::ProbeSpec& spec, std::uint64_t bytes) {
   if (state_dir.empty()) return Fail(EINVAL, "no state directory to keep the calibration in");
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);  // the configured dir (may be a symlink)
   auto state = OpenDirectory(AT_FDCWD, state_dir.string(), false);
   if (!state) return tl::unexpected(state.error());
   const auto dir = state_dir / "calibration";
