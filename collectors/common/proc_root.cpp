@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "collectors/common/file_util.h"
+
 namespace iodrift {
 
 Expected<std::string> ProcRoot::Read(std::string_view relative, std::size_t max_bytes) const {
@@ -12,36 +14,13 @@ Expected<std::string> ProcRoot::Read(std::string_view relative, std::size_t max_
 }
 
 Expected<std::string> ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    int err = errno;
+    const int err = errno;
     return Fail(err, SystemErrorMessage("open " + path.string(), err));
   }
-  std::string out;
-  out.resize(8192);
-  std::size_t used = 0;
-  for (;;) {
-    if (used == out.size()) {
-      if (out.size() > max_bytes) break;
-      out.resize(out.size() * 2);
-    }
-    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return Fail(err, SystemErrorMessage("read " + path.string(), err));
-    }
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (used > max_bytes) {
-    return Fail(EFBIG,
-                "read " + path.string() + ": larger than " + std::to_string(max_bytes) + " bytes");
-  }
-  out.resize(used);
-  return out;
+  UniqueFd owned(fd);
+  return ReadAll(owned.get(), max_bytes, path.string());
 }
 
 }  // namespace iodrift

@@ -1,6 +1,8 @@
 #include "collectors/probes/baseline_store.h"
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "collectors/common/proc_root.h"
+#include "collectors/common/file_util.h"
 #include "collectors/common/text.h"
 
 namespace iodrift::probes {
@@ -118,7 +120,8 @@ BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
   if (pb.key.name.empty()) {
     pb.key = key;
   } else if (pb.key.name != key.name || pb.key.kind != key.kind || pb.key.target != key.target ||
-             (result.spec_size && pb.key.size != key.size)) {
+             (result.spec_size && pb.key.size != key.size) ||
+             result.extra.count("target_replaced") != 0) {  // another file at the same path
     pb = ProbeBaseline{};
     pb.key = key;
     update.restarted = true;
@@ -351,81 +354,88 @@ Expected<BaselineState> ParseBaselineState(std::string_view input) {
 
 Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::string& name,
                                    std::string_view contents) {
-  const std::string path = (dir / name).string();
-  const std::string tmp = path + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Fail(errno, SystemErrorMessage("create " + tmp, errno));
-  std::size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      close(fd);
-      unlink(tmp.c_str());
-      return Fail(err, SystemErrorMessage("write " + tmp, err));
+  auto dfd = OpenDirectory(AT_FDCWD, dir.string(), false);
+  if (!dfd) return tl::unexpected(dfd.error());
+  // Never replace a file this process could not read: it may hold the only copy of the history.
+  const std::string shown = (dir / name).string();
+  struct stat st {};
+  if (fstatat(dfd->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    auto readable = ReadRegularFile(dfd->get(), name, kMaxBaselineFileBytes, shown);
+    if (!readable) {
+      return Fail(readable.error().code, "not replacing " + shown + ", which could not be read (" +
+                                             readable.error().message +
+                                             "); move it away or fix its owner/mode");
     }
-    done += static_cast<std::size_t>(n);
   }
-  if (fsync(fd) != 0) {
-    const int err = errno;
-    close(fd);
-    unlink(tmp.c_str());
-    return Fail(err, SystemErrorMessage("fsync " + tmp, err));
-  }
-  if (close(fd) != 0) {
-    const int err = errno;
-    unlink(tmp.c_str());
-    return Fail(err, SystemErrorMessage("close " + tmp, err));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(tmp.c_str());
-    return Fail(err, SystemErrorMessage("rename " + tmp + " to " + path, err));
-  }
-  // The rename is durable only once the directory entry is on disk.
-  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return Fail(errno, SystemErrorMessage("open " + dir.string(), errno));
-  const int rc = fsync(dfd);
-  const int err = errno;
-  close(dfd);
-  if (rc != 0) return Fail(err, SystemErrorMessage("fsync " + dir.string(), err));
-  return {};
+  return ::iodrift::WriteFileAtomically(dfd->get(), name, contents, 0644, dir.string());
 }
+
+namespace {
+
+// Renames dir/name to the first free dir/name.<what>-<epoch>[.n] (never replacing a file);
+// returns the new path, or an error.
+Expected<std::string> SetAside(int dfd, const std::filesystem::path& dir, const std::string& name,
+                               const std::string& what) {
+  const auto stamp = static_cast<long long>(WallSecondsNow());
+  for (int n = 0; n < 1000; ++n) {
+    std::string aside = name + "." + what + "-" + std::to_string(stamp);
+    if (n > 0) aside += "." + std::to_string(n);
+    if (renameat2(dfd, name.c_str(), dfd, aside.c_str(), RENAME_NOREPLACE) == 0) {
+      fsync(dfd);
+      return (dir / aside).string();
+    }
+    if (errno != EEXIST) return Fail(errno, SystemErrorMessage("rename " + name, errno));
+  }
+  return Fail(EEXIST, "rename " + name + ": 1000 set-aside files already");
+}
+
+}  // namespace
 
 LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
                               std::uint64_t boot_time_seconds) {
   LoadedBaselines out;
   const std::filesystem::path path = dir / kBaselineFileName;
-  std::error_code ec;
-  // A temporary file left by a write that a crash cut short; the real file is intact.
-  std::filesystem::remove(path.string() + ".tmp", ec);
   BaselineState loaded;
-  auto text = ReadWholeFile(path, kMaxBaselineFileBytes);
+  auto dfd = OpenDirectory(AT_FDCWD, dir.string(), false);
+  if (!dfd) {
+    // ENOENT/ENOTDIR: no state dir (yet); the save that follows says so once.
+    if (dfd.error().code != ENOENT && dfd.error().code != ENOTDIR) {
+      spdlog::warn("baselines: {}; starting fresh baselines", dfd.error().message);
+    }
+    out.state = ForBoot(std::move(loaded), boot_id, boot_time_seconds);
+    return out;
+  }
+  // A temporary file left by a write that a crash cut short; the real file is intact. unlinkat
+  // removes a planted symlink itself, never its target.
+  unlinkat(dfd->get(), (std::string(kBaselineFileName) + ".tmp").c_str(), 0);
+  auto text = ReadRegularFile(dfd->get(), kBaselineFileName, kMaxBaselineFileBytes, path.string());
+  std::optional<std::string> problem, kind;
   if (!text) {
-    // ENOTDIR: the state dir is not a directory; the save that follows says so once.
-    if (text.error().code != ENOENT && text.error().code != ENOTDIR) {
-      spdlog::warn("baselines: {}; starting fresh baselines", text.error().message);
+    if (text.error().code != ENOENT) {
+      // A FIFO, device, symlink, directory, a file we may not read or one over the bound: never
+      // replaced, never read further. Set aside so the history in it survives.
+      problem = text.error().message;
+      kind = "unreadable";
     }
   } else if (auto parsed = ParseBaselineState(*text); !parsed) {
-    const auto stamp = static_cast<long long>(WallSecondsNow());
-    std::string aside = path.string() + ".corrupt-" + std::to_string(stamp);
-    // Never overwrite an earlier set-aside file (two corrupt files within one second).
-    for (int n = 1; std::filesystem::exists(aside, ec) && n < 1000; ++n) {
-      aside = path.string() + ".corrupt-" + std::to_string(stamp) + "." + std::to_string(n);
-    }
-    std::filesystem::rename(path, aside, ec);
-    if (ec) {
-      spdlog::warn("baselines: {} is unreadable ({}) and cannot be set aside: {}; starting fresh",
-                   path.string(), parsed.error().message, ec.message());
-    } else {
-      spdlog::warn("baselines: {} is unreadable ({}); set aside as {}; starting fresh",
-                   path.string(), parsed.error().message, aside);
-      out.set_aside = true;
-      out.corrupt_path = aside;
-    }
+    problem = parsed.error().message;
+    kind = "corrupt";
   } else {
     loaded = std::move(*parsed);
+  }
+  if (problem) {
+    auto aside = SetAside(dfd->get(), dir, kBaselineFileName, *kind);
+    if (!aside) {
+      spdlog::warn(
+          "baselines: {} is {} ({}) and cannot be set aside: {}; it is kept and baselines are "
+          "not saved until it is moved away",
+          path.string(), *kind, *problem, aside.error().message);
+    } else {
+      spdlog::warn("baselines: {} is {} ({}); set aside as {}; starting fresh", path.string(),
+                   *kind, *problem, *aside);
+      out.set_aside = true;
+      out.corrupt_path = *aside;
+    }
   }
   out.state = ForBoot(std::move(loaded), boot_id, boot_time_seconds);
   return out;

@@ -22,7 +22,10 @@
 //   pastprobe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST   (after its past line)
 //   end N                                    (N = number of lines before this one)
 // A file that does not parse exactly (unknown line, wrong version, missing `end`, count
-// mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-<epoch>` and replaced.
+// mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-<epoch>` and replaced. A file
+// that cannot be read (not a regular file, a symlink, another owner's, over kMaxBaselineFileBytes)
+// is renamed to `baselines.unreadable-<epoch>`; one that cannot be renamed either is never
+// replaced (WriteFileAtomically refuses), so no history is ever lost to a file we did not read.
 //
 // Thread-safety: plain values and free functions; the file functions must not run concurrently
 // on the same state dir (ResultStore serialises them).
@@ -131,9 +134,11 @@ Expected<BaselineState> ParseBaselineState(std::string_view text);
 
 // --- Files ------------------------------------------------------------------------------------
 
-// Writes `contents` to dir/name crash-safely: dir/name.tmp (created 0644, truncated), write,
-// fsync, rename over dir/name, fsync dir. On failure the old file is intact and the temporary
-// file removed when possible. Blocks for the fsyncs.
+// Writes `contents` to dir/name crash-safely through a directory fd (file_util.h
+// WriteFileAtomically: dir/name.tmp created O_EXCL|O_NOFOLLOW 0644, write, fsync, renameat over
+// dir/name, fsync dir). Refuses (the file untouched) when dir/name exists but is not a regular
+// file of at most kMaxBaselineFileBytes this process can read. On failure the old file is intact
+// and the temporary file removed when possible. Blocks for the fsyncs.
 Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::string& name,
                                    std::string_view contents);
 
@@ -143,10 +148,11 @@ struct LoadedBaselines {
   std::string corrupt_path;
 };
 
-// Reads dir/baselines for boot `boot_id`. A missing file gives a fresh state; a corrupt one is
-// logged (warn), renamed to baselines.corrupt-<epoch> (never deleted) and gives a fresh state; a
-// leftover baselines.tmp (a write cut short by a crash) is removed. Never fails: an unreadable
-// file is logged and treated as missing.
+// Reads dir/baselines for boot `boot_id` (O_NOFOLLOW|O_NONBLOCK, regular files only: never
+// blocks on a FIFO). A missing file gives a fresh state; a corrupt one is logged (warn), renamed
+// to baselines.corrupt-<epoch>, an unreadable one to baselines.unreadable-<epoch> (never deleted)
+// and gives a fresh state; a leftover baselines.tmp (a write cut short by a crash) is removed.
+// Never fails.
 LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
                               std::uint64_t boot_time_seconds);
 

@@ -12,17 +12,19 @@ namespace iodrift::probes {
 
 void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                       ProbeResult& result) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control);
+  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
+                              env.target_devices.get(), spec.name + "\n" + spec.target);
   if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
   result.target_info = DescribeTarget(dt->path, env.sys_root);
   if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
+  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
 
   const SequentialBudget budget = ResolveBudget(spec, env.state_dir);
   std::uint64_t region = std::min(budget.read_limit, dt->size);
   if (region > PageSize()) region = AlignDown(region, PageSize());
   result.extra["region_bytes"] = static_cast<double>(region);
 
-  auto hold = OpenReadOnly(dt->path);
+  auto hold = OpenDataTarget(*dt);
   if (!hold) return MarkFailed(result, Outcome::kError, hold.error().message);
 
   // fadvise(DONTNEED) keeps a folio that straddles the end of the range, and since 6.16 ext4
@@ -66,7 +68,7 @@ void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const 
 
   auto buffer = AlignedBuffer::Make(kSequentialChunkBytes, 4096);
   if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
-  auto fd = OpenReadOnly(dt->path);  // fresh fd: fresh readahead state
+  auto fd = OpenDataTarget(*dt);  // fresh fd: fresh readahead state
   if (!fd) return MarkFailed(result, Outcome::kError, fd.error().message);
   const double time_budget = std::chrono::duration<double>(spec.time_budget).count();
   const double timeout = std::chrono::duration<double>(spec.timeout).count();

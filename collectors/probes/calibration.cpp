@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "collectors/common/proc_root.h"
+#include "collectors/common/file_util.h"
 #include "collectors/common/text.h"
 
 namespace iodrift::probes {
@@ -37,7 +37,12 @@ std::filesystem::path CalibrationPath(const std::filesystem::path& state_dir,
 std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_dir,
                                              const config::ProbeSpec& spec) {
   if (state_dir.empty()) return std::nullopt;
-  auto content = ReadWholeFile(CalibrationPath(state_dir, spec.name), 64 * 1024);
+  auto dir = OpenDirectory(AT_FDCWD, state_dir.string(), false);
+  if (!dir) return std::nullopt;
+  auto cal = OpenDirectory(dir->get(), "calibration", true);
+  if (!cal) return std::nullopt;
+  auto content = ReadRegularFile(cal->get(), spec.name, 64 * 1024,
+                                 CalibrationPath(state_dir, spec.name).string());
   if (!content) return std::nullopt;
   std::optional<std::uint64_t> bytes;
   bool version_ok = false, kind_ok = false, target_ok = false;
@@ -58,26 +63,29 @@ std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_
 Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
                                const config::ProbeSpec& spec, std::uint64_t bytes) {
   if (state_dir.empty()) return Fail(EINVAL, "no state directory to keep the calibration in");
-  const auto dir = state_dir / "calibration";
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Fail(ec.value(), "create " + dir.string() + ": " + ec.message());
-  chmod(dir.c_str(), 0700);
-  const auto path = CalibrationPath(state_dir, spec.name);
-  const auto tmp = path.string() + ".tmp." + std::to_string(getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(errno, SystemErrorMessage("create " + tmp, errno));
-  const std::string data = Serialize(spec, bytes);
-  const bool ok =
-      write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) && fsync(fd) == 0;
-  const int err = errno;
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = ok ? errno : err;
-    unlink(tmp.c_str());
-    return Fail(e, SystemErrorMessage("write " + path.string(), e));
+  std::filesystem::create_directories(state_dir, ec);  // the configured dir (may be a symlink)
+  auto state = OpenDirectory(AT_FDCWD, state_dir.string(), false);
+  if (!state) return tl::unexpected(state.error());
+  const auto dir = state_dir / "calibration";
+  if (mkdirat(state->get(), "calibration", 0700) != 0 && errno != EEXIST) {
+    return Fail(errno, SystemErrorMessage("create " + dir.string(), errno));
   }
-  return {};
+  // O_NOFOLLOW: a symlink planted as <state_dir>/calibration is refused, never followed.
+  auto cal = OpenDirectory(state->get(), "calibration", true);
+  if (!cal)
+    return Fail(cal.error().code, SystemErrorMessage("open " + dir.string(), cal.error().code));
+  struct stat st {};
+  if (fstat(cal->get(), &st) != 0)
+    return Fail(errno, SystemErrorMessage("fstat " + dir.string(), errno));
+  if (st.st_uid != geteuid()) {
+    return Fail(EPERM, dir.string() + " is owned by uid " + std::to_string(st.st_uid) +
+                           ", not by iodriftd's uid " + std::to_string(geteuid()) +
+                           "; not writing calibration there");
+  }
+  fchmod(cal->get(), 0700);
+  return ::iodrift::WriteFileAtomically(cal->get(), spec.name, Serialize(spec, bytes), 0600,
+                                        dir.string());
 }
 
 SequentialBudget ResolveBudget(const config::ProbeSpec& spec,

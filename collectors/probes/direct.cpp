@@ -14,13 +14,15 @@ namespace iodrift::probes {
 
 void RunDirectProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control);
+  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
+                              env.target_devices.get(), spec.name + "\n" + spec.target);
   if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
   result.target_info = DescribeTarget(dt->path, env.sys_root);
   if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
+  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
   const std::string fstype = result.target_info.fstype.empty() ? "this" : result.target_info.fstype;
 
-  auto fd = OpenReadOnly(dt->path, O_DIRECT);
+  auto fd = OpenDataTarget(*dt, O_DIRECT);
   if (!fd) {
     if (fd.error().code == EINVAL) {
       result.supported = false;

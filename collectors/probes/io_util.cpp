@@ -96,24 +96,6 @@ std::optional<Residency> MincoreResidency(int fd, std::uint64_t offset, std::uin
 double MonotonicSeconds() { return ClockSeconds(CLOCK_MONOTONIC); }
 double WallSeconds() { return ClockSeconds(CLOCK_REALTIME); }
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = other.Release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) close(fd_);
-}
-
-int UniqueFd::Release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 Expected<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags) {
   const int base = O_RDONLY | O_CLOEXEC | extra_flags;
   int fd = open(path.c_str(), base | O_NOATIME);

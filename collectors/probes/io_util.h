@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collectors/common/error.h"
+#include "collectors/common/file_util.h"
 #include "collectors/probes/probe.h"
 #include "collectors/probes/probe_env.h"
 
@@ -26,24 +27,7 @@ inline constexpr std::uint64_t kMiB = 1ull << 20;
 double MonotonicSeconds();
 double WallSeconds();
 
-// Owns a file descriptor; closes it on destruction.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int Release();
-
- private:
-  int fd_ = -1;
-};
+// UniqueFd: collectors/common/file_util.h.
 
 // Opens `path` read-only with O_CLOEXEC | `extra_flags`. Tries O_NOATIME first (so probing a
 // file does not even change its atime) and drops it on EPERM (not the owner). Never O_WRONLY or

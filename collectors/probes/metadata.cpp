@@ -40,35 +40,32 @@ double PhaseP50(std::vector<double> v) {
 
 void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                       ProbeResult& result) {
-  auto type = ClassifyTarget(spec.target);
-  if (!type) return MarkFailed(result, Outcome::kError, type.error().message);
-  if (*type != TargetType::kDirectory) {
+  if (spec.files == 0) return MarkFailed(result, Outcome::kError, "metadata probe: files is 0");
+  struct stat tst {};
+  if (stat(spec.target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) {
     return MarkFailed(result, Outcome::kError,
                       "metadata probe needs a directory target; " + spec.target + " is a " +
-                          (*type == TargetType::kBlockDevice ? "block device" : "regular file"));
+                          (S_ISBLK(tst.st_mode) ? "block device" : "regular file"));
   }
-  if (spec.files == 0) return MarkFailed(result, Outcome::kError, "metadata probe: files is 0");
   result.target_info = DescribeTarget(spec.target, env.sys_root);
-  auto meta = EnsureMetaDir(spec.target);
-  if (!meta) return MarkFailed(result, Outcome::kError, meta.error().message);
-  const int dfd_raw = open(meta->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd_raw < 0) {
-    return MarkFailed(result, Outcome::kError, SystemErrorMessage("open " + meta->string(), errno));
-  }
-  UniqueFd dfd(dfd_raw);
+  // Everything below goes through this directory fd: a path swapped for a symlink during the run
+  // cannot redirect a single create or delete.
+  auto dfd = OpenMetaDir(spec.target);
+  if (!dfd) return MarkFailed(result, Outcome::kError, dfd.error().message);
+  const auto meta = std::filesystem::path(spec.target) / kMetaDirName;
   const auto names = FileNames(spec.files);
   const std::uint32_t n = spec.files;
 
   int leftovers = 0;
   for (const auto& name : names) {
-    if (unlinkat(dfd.get(), name.c_str(), 0) == 0) ++leftovers;
+    if (unlinkat(dfd->get(), name.c_str(), 0) == 0) ++leftovers;
   }
   result.extra["leftovers_removed"] = leftovers;
 
   std::vector<bool> exists(n, false);
   auto cleanup = [&]() {
     for (std::uint32_t i = 0; i < n; ++i) {
-      if (exists[i]) unlinkat(dfd.get(), names[i].c_str(), 0);
+      if (exists[i]) unlinkat(dfd->get(), names[i].c_str(), 0);
     }
   };
   auto fail = [&](Outcome outcome, std::string message) {
@@ -81,18 +78,18 @@ void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const 
       return true;
     }
     if (control.PastDeadline(now)) {
-      fail(Outcome::kTimeout, "metadata probe in " + meta->string() + ": timed out");
+      fail(Outcome::kTimeout, "metadata probe in " + meta.string() + ": timed out");
       return true;
     }
     return false;
   };
-  const std::string dir = meta->string() + "/";
+  const std::string dir = meta.string() + "/";
 
   std::vector<double> create_lat, stat_lat, delete_lat, all;
   for (std::uint32_t i = 0; i < n; ++i) {
     const double t0 = MonotonicSeconds();
-    const int fd =
-        openat(dfd.get(), names[i].c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    const int fd = openat(dfd->get(), names[i].c_str(),
+                          O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_NOCTTY | O_CLOEXEC, 0600);
     if (fd < 0) return fail(Outcome::kError, SystemErrorMessage("create " + dir + names[i], errno));
     exists[i] = true;
     const int close_rc = close(fd);
@@ -110,7 +107,7 @@ void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const 
   for (std::uint32_t i : order) {
     struct stat st {};
     const double t0 = MonotonicSeconds();
-    const int rc = fstatat(dfd.get(), names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    const int rc = fstatat(dfd->get(), names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW);
     const double t1 = MonotonicSeconds();
     if (rc != 0) return fail(Outcome::kError, SystemErrorMessage("stat " + dir + names[i], errno));
     stat_lat.push_back(t1 - t0);
@@ -120,7 +117,7 @@ void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const 
   std::shuffle(order.begin(), order.end(), rng);
   for (std::uint32_t i : order) {
     const double t0 = MonotonicSeconds();
-    const int rc = unlinkat(dfd.get(), names[i].c_str(), 0);
+    const int rc = unlinkat(dfd->get(), names[i].c_str(), 0);
     const double t1 = MonotonicSeconds();
     if (rc != 0)
       return fail(Outcome::kError, SystemErrorMessage("delete " + dir + names[i], errno));

@@ -2,10 +2,12 @@
 // `bonnie++ -n` analogue at about 1/256 of its size (PROBES.md §4.5).
 //
 // Method: the target must be a directory; the probe works only in <dir>/iodrift-meta (made once,
-// mode 0700). Names are fixed, f000 … f<N-1> (N = spec.files), so every cycle reuses the
-// negative dentries the previous one left and the dcache does not grow. Leftovers with those
-// names (a crash mid-run) are removed first (extra leftovers_removed). Phases, each operation
-// timed on CLOCK_MONOTONIC:
+// mode 0700), and only through its directory fd (OpenMetaDir: O_NOFOLLOW|O_DIRECTORY, owned by
+// iodriftd's euid, writable by it alone; a target directory others may write is refused unless
+// sticky), so a path swapped for a symlink mid-run cannot redirect a create or delete. Names are
+// fixed, f000 … f<N-1> (N = spec.files), so every cycle reuses the negative dentries the previous
+// one left and the dcache does not grow. Leftovers with those names (a crash mid-run) are removed
+// first (extra leftovers_removed). Phases, each operation timed on CLOCK_MONOTONIC:
 //   create  openat(O_CREAT|O_EXCL|O_WRONLY, 0600) + close — empty files, like bonnie++ -n;
 //   stat    fstatat(AT_SYMLINK_NOFOLLOW) in shuffled order;
 //   delete  unlinkat in shuffled order.

@@ -41,16 +41,38 @@ class TargetDevices {
     return it->second;
   }
 
-  // Forgets every recorded filesystem (a config reload): each directory is accepted on the
-  // filesystem it is on at its next run, as after a restart.
+  // What a file or block-device target was when first probed (target.h PinTarget): the path
+  // that is opened (the configured one, or its resolution when that was a symlink) and the
+  // object's identity. Returns the pinned identity (`now` when there was none).
+  struct Identity {
+    std::string open_path;
+    unsigned type = 0;  // S_IFMT bits
+    std::uint64_t dev = 0, ino = 0, rdev = 0;
+  };
+  std::optional<Identity> Pinned(const std::string& target) {
+    std::lock_guard lock(mu_);
+    auto it = pins_.find(target);
+    if (it == pins_.end()) return std::nullopt;
+    return it->second;
+  }
+  void Pin(const std::string& target, Identity identity) {
+    std::lock_guard lock(mu_);
+    pins_[target] = std::move(identity);
+  }
+
+  // Forgets every recorded filesystem and pinned target (a config reload): each directory is
+  // accepted on the filesystem it is on at its next run, each target re-resolved, as after a
+  // restart.
   void Forget() {
     std::lock_guard lock(mu_);
     devices_.clear();
+    pins_.clear();
   }
 
  private:
   std::mutex mu_;
   std::map<std::string, std::uint64_t> devices_;
+  std::map<std::string, Identity> pins_;
 };
 
 struct ProbeEnv {

@@ -27,10 +27,12 @@ void DropAround(int fd, std::uint64_t off) {
 
 void RunRandomProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result, const RandomOptions& options) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control);
+  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
+                              env.target_devices.get(), spec.name + "\n" + spec.target);
   if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
   result.target_info = DescribeTarget(dt->path, env.sys_root);
   if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
+  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
 
   // Pick the mode: O_DIRECT where the filesystem takes it, else ioping's fadvise mode.
   bool direct = !options.force_fadvise_mode;
@@ -38,7 +40,7 @@ void RunRandomProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
   std::uint64_t request = 4096;
   std::uint32_t mem_align = 4096;
   if (direct) {
-    auto dfd = OpenReadOnly(dt->path, O_DIRECT);
+    auto dfd = OpenDataTarget(*dt, O_DIRECT);
     if (!dfd && dfd.error().code != EINVAL) {
       return MarkFailed(result, Outcome::kError, dfd.error().message);
     }
@@ -56,7 +58,7 @@ void RunRandomProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const Ru
     }
   }
   if (!direct) {
-    auto bfd = OpenReadOnly(dt->path);
+    auto bfd = OpenDataTarget(*dt);
     if (!bfd) return MarkFailed(result, Outcome::kError, bfd.error().message);
     fd = std::move(*bfd);
     request = std::max<std::uint64_t>(4096, PageSize());

@@ -9,6 +9,10 @@
 //                              unwritten extents read back as zeros without touching the disk),
 //                              fsynced, atomically renamed into place, then never written again;
 //   <dir>/iodrift-meta/      — the metadata probe's private directory.
+// Everything in a directory goes through a directory fd with O_NOFOLLOW; a directory others may
+// write is refused unless sticky; iodrift's own entries must be owned by its euid. File and
+// device targets are opened O_NOFOLLOW|O_NONBLOCK and pinned to their first identity (see
+// PrepareDataTarget and README "Security").
 //
 // Thread-safety: all functions are reentrant. Functions that touch the target may block in the
 // kernel (a hung FUSE or NFS mount) and run on probe threads only; DeviceKey() does not touch the
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "collectors/common/error.h"
+#include "collectors/common/file_util.h"
 #include "collectors/probes/probe.h"
 #include "collectors/probes/probe_env.h"
 
@@ -39,29 +44,71 @@ enum class TargetType { kBlockDevice, kRegularFile, kDirectory };
 // directory").
 Expected<TargetType> ClassifyTarget(const std::string& target);
 
-// What a data kind (cached, buffered, direct, random) reads for a target.
+// What a data kind (cached, buffered, direct, random) reads for a target, opened and checked
+// (README "Security"): never through a symlink the configuration did not name, never on a pseudo
+// filesystem, never a file with holes or unwritten extents, and always the same object as at the
+// first run (device+inode, or device number for a block device).
 struct DataTarget {
   TargetType type = TargetType::kRegularFile;  // of the configured target
   std::string path;                            // the device, the file, or <dir>/iodrift-probe.dat
   std::uint64_t size = 0;  // readable bytes (BLKGETSIZE64 for a device, st_size for a file)
   bool created_probe_file = false;  // this call made the probe file
+  bool replaced = false;            // a regular file target is another file than at its last run
+  UniqueFd dir_fd;                  // directory targets: the directory
+  std::string open_path;            // what OpenDataTarget opens (relative to dir_fd for a dir)
+  unsigned mode_type = 0;           // S_IFMT of the object read
+  std::uint64_t dev = 0, ino = 0, rdev = 0;
 };
 
-// Classifies `target`; for a directory makes sure the probe file exists (EnsureProbeFile with
-// `probe_file_bytes`). Fails on a missing/unreadable target, an empty file, or a probe file that
-// cannot be made (ENOSPC, EROFS, EACCES: nothing is left behind).
+// Opens `target` for a run; for a directory makes sure the probe file exists (EnsureProbeFile
+// with `probe_file_bytes`). `pins` (may be null) keeps each target's first identity across runs.
+// Fails on a missing/unreadable target, a symlink swapped in (O_NOFOLLOW), a changed device or
+// type, a pseudo filesystem, an empty or sparse file, a shared directory that is not sticky, a
+// probe file not made by iodriftd, or a probe file that cannot be made (no space above the
+// reserve, EROFS, EACCES: nothing is left behind).
+// `pin_key` names the pin (default: the target); each probe keeps its own, so every probe on a
+// replaced file sees the replacement once.
 Expected<DataTarget> PrepareDataTarget(const std::string& target, std::uint64_t probe_file_bytes,
-                                       const RunControl& control);
+                                       const RunControl& control, TargetDevices* pins = nullptr,
+                                       const std::string& pin_key = "");
 
-// Makes `path` a regular file of `bytes` pseudo-random bytes unless it already exists: written
-// to a temporary name in the same directory, fdatasync()ed, renamed into place (never replacing
-// an existing file), the directory fsync()ed, and its pages dropped from the cache. Returns true
-// when it created the file, false when one was there. On failure or cancellation the temporary
-// file is removed.
+// Opens the object PrepareDataTarget checked, read-only with `extra_flags` (O_DIRECT), never
+// following a symlink; fails when it is no longer the same object (swapped during the run).
+Expected<UniqueFd> OpenDataTarget(const DataTarget& dt, int extra_flags = 0);
+
+// Makes `name` in directory `dir_fd` a regular file of `bytes` pseudo-random bytes unless it
+// already exists: written to a temporary name (O_CREAT|O_EXCL|O_NOFOLLOW) in the same directory,
+// fdatasync()ed, renamed into place (never replacing an existing file), the directory fsync()ed,
+// and its pages dropped from the cache. Refused (ENOSPC) when the filesystem would keep less
+// than FreeSpaceReserve() available. Returns true when it created the file, false when one was
+// there. On failure or cancellation the temporary file is removed.
+Expected<bool> EnsureProbeFile(int dir_fd, const std::string& shown_dir, std::string_view name,
+                               std::uint64_t bytes, const RunControl& control);
+// The same for a path (its parent directory is opened first).
 Expected<bool> EnsureProbeFile(const std::filesystem::path& path, std::uint64_t bytes,
                                const RunControl& control);
 
-// Makes <dir>/iodrift-meta (mode 0700) unless it exists; returns its path.
+// Bytes a directory target's filesystem always keeps available to others after iodrift creates
+// its probe file: max(5 % of the filesystem, 1 GiB). A filesystem that reports no size (ramfs)
+// has no reserve.
+std::uint64_t FreeSpaceReserve(std::uint64_t filesystem_bytes);
+
+// The name of a pseudo filesystem (proc, sysfs, debugfs, tracefs, cgroup, cgroup2, securityfs,
+// devpts, configfs, bpf, pstore, efivarfs, selinuxfs, nsfs, …) for a statfs f_type, or "" for
+// anything else. Targets on these are refused: their "files" are kernel attributes, not storage.
+std::string_view PseudoFilesystemName(std::uint64_t f_type);
+
+// The first byte in [0, length) of `fd`'s file that is a hole (SEEK_HOLE) or in an unwritten
+// (fallocated) extent (FIEMAP_EXTENT_UNWRITTEN), or nullopt when all of it is written data or
+// the filesystem tells neither.
+std::optional<std::uint64_t> FirstUnallocatedByte(int fd, std::uint64_t length);
+
+// Opens (mkdir 0700 first) <dir>/iodrift-meta for the metadata probe, only through directory fds
+// (O_NOFOLLOW|O_DIRECTORY): refuses a target directory writable by others unless it is sticky,
+// a pseudo filesystem, and an iodrift-meta that is not a directory owned by iodriftd's euid and
+// writable by it alone.
+Expected<UniqueFd> OpenMetaDir(const std::string& dir);
+// OpenMetaDir and returns the path (for tests).
 Expected<std::filesystem::path> EnsureMetaDir(const std::filesystem::path& dir);
 
 // One line of /proc/self/mountinfo (Documentation/filesystems/proc.rst §3.5).

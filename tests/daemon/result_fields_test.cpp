@@ -96,7 +96,9 @@ TEST(ResultFields, EveryOutputCarriesEveryField) {
       EXPECT_NE(html.find("<th>" + HtmlEscape(path) + "</th>"), std::string::npos)
           << "status page lacks " << path;
     }
-    if (dot == std::string::npos) EXPECT_TRUE(dict.count(path)) << "D-Bus lacks " << path;
+    if (dot == std::string::npos) {
+      EXPECT_TRUE(dict.count(path)) << "D-Bus lacks " << path;
+    }
   }
   // D-Bus there and back (iodriftctl's view) gives the same JSON: nothing lost either way.
   EXPECT_EQ(Json(dbus::FromDict(dict)), json);

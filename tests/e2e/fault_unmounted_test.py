@@ -31,7 +31,9 @@ from iodrift_test.wait import wait_for
 require_root("needs root (mount)")
 need_tools("losetup", "mkfs.ext4", "mount", "umount", reason="{tool} not found")
 
-IMAGE_BYTES = 320 << 20  # room for the probe file (calibrated sizes go up to 128 MiB)
+# Sparse; room for the probe file (calibrated sizes go up to 128 MiB) above iodrift's free-space
+# reserve (max(5 %, 1 GiB) stays available).
+IMAGE_BYTES = 2 << 30
 NAMES = ["fs-buffered", "fs-metadata"]
 
 

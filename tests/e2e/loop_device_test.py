@@ -25,7 +25,8 @@ with Scratch("loop") as scratch:
     work = scratch.dir
     raw = scratch.loop(64 << 20, "raw", fill_random=True, mkfs=False,
                        losetup_args=("--direct-io=on",))
-    mnt = scratch.mount(scratch.loop(256 << 20, "fs"), "mnt")
+    # Sparse: room for the probe file above iodrift's free-space reserve (max(5 %, 1 GiB)).
+    mnt = scratch.mount(scratch.loop(2 << 30, "fs"), "mnt")
     probe_dir = os.path.join(mnt, "probes")
     os.makedirs(probe_dir)
     data_file = os.path.join(mnt, "data.bin")
