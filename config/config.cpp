@@ -50,9 +50,6 @@ constexpr std::string_view kDurationHint = "expected a duration like 500ms, 30s,
 constexpr std::string_view kSizeHint = "expected a size like 4096, 4KiB, 64MiB, 1.5GiB or 100MB";
 constexpr std::string_view kKindChoices = "cached|buffered|direct|random|metadata|memory";
 
-constexpr std::array<std::string_view, 6> kKindNames = {"cached", "buffered", "direct",
-                                                        "random", "metadata", "memory"};
-
 // ---- small text helpers -------------------------------------------------------------------------
 
 // `text` made safe to show inside a message: control and non-ASCII bytes escaped, long values cut.
@@ -1216,19 +1213,6 @@ std::string LowercaseErrno(int code) {
 }  // namespace
 
 // ---- public API ---------------------------------------------------------------------------------
-
-std::string_view ProbeKindName(ProbeKind kind) {
-  const auto index = static_cast<std::size_t>(kind);
-  if (index < kKindNames.size()) return kKindNames[index];
-  return "unknown";
-}
-
-std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
-  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
-    if (kKindNames[i] == name) return static_cast<ProbeKind>(i);
-  }
-  return std::nullopt;
-}
 
 std::string Problem::ToString() const {
   std::string text = file;

@@ -19,29 +19,17 @@
 
 #include <tl/expected.hpp>
 
+#include "collectors/probes/probe_spec.h"
+
 namespace iodrift::config {
 
 using Duration = std::chrono::milliseconds;
 
-enum class ProbeKind { kCached, kBuffered, kDirect, kRandom, kMetadata, kMemory };
-
-// "cached", "buffered", ... (the `kind` label value).
-std::string_view ProbeKindName(ProbeKind kind);
-std::optional<ProbeKind> ParseProbeKind(std::string_view name);
-
-struct ProbeSpec {
-  std::string name;  // unique, [a-z0-9_.-]+; the `probe` label
-  ProbeKind kind = ProbeKind::kCached;
-  std::string target;  // block device, regular file or directory; empty for memory
-  Duration interval = std::chrono::minutes(5);
-  std::uint64_t size = 0;       // bytes per run; 0 = calibrate once (sequential kinds)
-  std::uint32_t files = 64;     // metadata: files per run
-  std::uint32_t requests = 64;  // random: requests per run
-  Duration timeout = std::chrono::seconds(30);
-  Duration time_budget = std::chrono::milliseconds(250);  // stop a run after this much reading
-
-  bool operator==(const ProbeSpec&) const = default;
-};
+// The probe types live with the probes (collectors/probes/probe_spec.h); the loader fills them.
+using probes::ParseProbeKind;
+using probes::ProbeKind;
+using probes::ProbeKindName;
+using probes::ProbeSpec;
 
 struct VmstatOptions {
   bool enabled = true;

@@ -5,7 +5,7 @@
 namespace iodrift::daemon {
 
 void ProbeLog::Record(const probes::ProbeResult& r) {
-  const std::string_view kind = config::ProbeKindName(r.kind);
+  const std::string_view kind = probes::ProbeKindName(r.kind);
   std::optional<State> before;
   State now;
   {

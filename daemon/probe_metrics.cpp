@@ -4,8 +4,8 @@
 #include <chrono>
 #include <limits>
 
+#include "collectors/analysis/drift.h"
 #include "collectors/common/families.h"
-#include "collectors/probes/drift.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -14,7 +14,7 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 Labels ProbeLabels(const probes::ProbeResult& r) {
-  return {{"kind", std::string(config::ProbeKindName(r.kind))},
+  return {{"kind", std::string(probes::ProbeKindName(r.kind))},
           {"probe", r.name},
           {"target", r.target}};
 }
@@ -163,9 +163,9 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
     AddSample(bytes, static_cast<double>(r.bytes), labels);
     if (r.success() && r.throughput_bytes_per_second) {
       AddSample(throughput, *r.throughput_bytes_per_second, labels);
-      if (r.kind == config::ProbeKind::kBuffered)
+      if (r.kind == probes::ProbeKind::kBuffered)
         by_target[r.target].first = *r.throughput_bytes_per_second;
-      if (r.kind == config::ProbeKind::kDirect)
+      if (r.kind == probes::ProbeKind::kDirect)
         by_target[r.target].second = *r.throughput_bytes_per_second;
     }
     if (s.baseline && *s.baseline > 0) {
@@ -188,8 +188,8 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
     if (r.success()) {
       for (const auto& [op, rate] : r.ops_per_second) AddSample(ops, rate, With(labels, "op", op));
     }
-    if (s.latency_total.count > 0 || r.kind == config::ProbeKind::kRandom ||
-        r.kind == config::ProbeKind::kMetadata) {
+    if (s.latency_total.count > 0 || r.kind == probes::ProbeKind::kRandom ||
+        r.kind == probes::ProbeKind::kMetadata) {
       prometheus::ClientMetric metric;
       metric.label = labels;
       std::uint64_t cumulative = 0;

@@ -46,15 +46,15 @@ std::size_t DisplayWidth(const std::string& s) {
       s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-const char* HdparmPhrase(config::ProbeKind kind) {
+const char* HdparmPhrase(probes::ProbeKind kind) {
   switch (kind) {
-    case config::ProbeKind::kCached:
+    case probes::ProbeKind::kCached:
       return "cached reads";
-    case config::ProbeKind::kBuffered:
+    case probes::ProbeKind::kBuffered:
       return "buffered disk reads";
-    case config::ProbeKind::kDirect:
+    case probes::ProbeKind::kDirect:
       return "O_DIRECT disk reads";
-    case config::ProbeKind::kMemory:
+    case probes::ProbeKind::kMemory:
       return "memcpy (streaming)";
     default:
       return "reads";
@@ -160,7 +160,7 @@ std::string ProbeResultsTable(const std::vector<probes::ProbeResult>& results) {
                        FormatSeconds(r.cpu_user_seconds) + "/" +
                        FormatSeconds(r.cpu_system_seconds) + ")";
     std::string target = r.target.empty() ? "-" : r.target;
-    rows.push_back({{r.name, std::string(config::ProbeKindName(r.kind)), target,
+    rows.push_back({{r.name, std::string(probes::ProbeKindName(r.kind)), target,
                      probes::OutcomeName(r.outcome), Figure(r), time}});
     std::string detail;
     if (r.success() && r.throughput_bytes_per_second) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <system_error>
 
-#include "collectors/probes/drift.h"
+#include "collectors/analysis/drift.h"
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
 

@@ -1,6 +1,6 @@
 // GET /api/v1/probes: the last result of every probe that ran, as JSON — the same fields as one
 // element of `iodriftd --once --json`'s `probes` array (probe_report.h WriteProbeResultJson, not
-// repeated here) — plus its baseline, ratio and recent history (collectors/probes/history.h):
+// repeated here) — plus its baseline, ratio and recent history (collectors/analysis/history.h):
 //
 //   {"boot_id": "…" | null, "uptime_seconds": N | null, "history_runs": 240,
 //    "probes": [{<--once --json fields>,

@@ -21,7 +21,7 @@ using probes::ProbeResult;
 // Every field is guarded by Core::mu except `cancel` (atomic) and `spec`/`env` (immutable once
 // the job is handed to a worker).
 struct Job {
-  config::ProbeSpec spec;
+  probes::ProbeSpec spec;
   std::string device;
   std::uint64_t generation = 0;  // of the probe entry that made it
   probes::ProbeEnv env;          // env.cancel points at `cancel`
@@ -50,7 +50,7 @@ struct Lane {
 };
 
 struct Entry {
-  config::ProbeSpec spec;
+  probes::ProbeSpec spec;
   std::string device;
   std::uint64_t generation = 0;
   std::optional<Clock::time_point> next_due;  // unset until the dispatcher schedules it
@@ -58,7 +58,7 @@ struct Entry {
   std::shared_ptr<Job> requested;             // RunNow waiting for its lane
 };
 
-ProbeResult BareResult(const config::ProbeSpec& spec, Outcome outcome, std::string error) {
+ProbeResult BareResult(const probes::ProbeSpec& spec, Outcome outcome, std::string error) {
   ProbeResult r;
   r.name = spec.name;
   r.kind = spec.kind;
@@ -151,7 +151,7 @@ Scheduler::Scheduler(probes::ProbeEnv env, SchedulerOptions options)
   if (!options.run_probe) options.run_probe = probes::RunProbe;
   if (!options.device_key) {
     const auto sys_root = env.sys_root;
-    options.device_key = [sys_root](const config::ProbeSpec& spec) {
+    options.device_key = [sys_root](const probes::ProbeSpec& spec) {
       return probes::DeviceKey(spec, sys_root);
     };
   }
@@ -167,7 +167,7 @@ void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
   // Device keys read mountinfo/sysfs: do it before taking the lock.
   std::vector<std::string> keys;
   keys.reserve(probes.size());
-  std::function<std::string(const config::ProbeSpec&)> key_fn;
+  std::function<std::string(const probes::ProbeSpec&)> key_fn;
   {
     std::lock_guard<std::mutex> lock(core_->mu);
     key_fn = core_->options.device_key;
@@ -179,7 +179,7 @@ void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
     std::map<std::string, Entry> next;
     std::vector<std::string> order;
     for (std::size_t i = 0; i < probes.size(); ++i) {
-      const config::ProbeSpec& spec = probes[i].spec;
+      const probes::ProbeSpec& spec = probes[i].spec;
       const std::string& name = spec.name;
       if (next.count(name)) continue;  // duplicate names are a config error; keep the first
       auto old = core_->entries.find(name);
@@ -228,9 +228,9 @@ void Scheduler::AddListener(ProbeListener listener) {
   core_->listeners.push_back(std::move(listener));
 }
 
-std::vector<config::ProbeSpec> Scheduler::Probes() const {
+std::vector<probes::ProbeSpec> Scheduler::Probes() const {
   std::lock_guard<std::mutex> lock(core_->mu);
-  std::vector<config::ProbeSpec> out;
+  std::vector<probes::ProbeSpec> out;
   for (const auto& name : core_->order) out.push_back(core_->entries.at(name).spec);
   return out;
 }

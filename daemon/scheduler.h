@@ -53,7 +53,7 @@
 namespace iodrift::daemon {
 
 using ProbeFn =
-    std::function<probes::ProbeResult(const config::ProbeSpec&, const probes::ProbeEnv&)>;
+    std::function<probes::ProbeResult(const probes::ProbeSpec&, const probes::ProbeEnv&)>;
 using ProbeListener = std::function<void(const probes::ProbeResult&)>;
 
 struct SchedulerOptions {
@@ -64,7 +64,7 @@ struct SchedulerOptions {
   double jitter = 0.10;                            // next run after interval × U(1 − j, 1 + j)
   std::chrono::milliseconds shutdown_grace{2000};  // Stop() waits this long for running probes
   ProbeFn run_probe;  // default probes::RunProbe; tests inject slow or hanging probes
-  std::function<std::string(const config::ProbeSpec&)> device_key;  // default probes::DeviceKey
+  std::function<std::string(const probes::ProbeSpec&)> device_key;  // default probes::DeviceKey
   std::uint64_t seed = 0;                                           // jitter PRNG seed; 0 = random
 };
 
@@ -103,7 +103,7 @@ class Scheduler {
   Expected<std::shared_future<probes::ProbeResult>> RunNow(const std::string& name);
 
   // The current probe set, in Apply order.
-  std::vector<config::ProbeSpec> Probes() const;
+  std::vector<probes::ProbeSpec> Probes() const;
 
   struct Core;  // shared with worker threads (defined in scheduler.cpp)
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "collectors/analysis/drift.h"
 #include "collectors/analysis/explain.h"
-#include "collectors/probes/drift.h"
 #include "collectors/probes/result_fields.h"
 #include "daemon/page_format.h"
 #include "daemon/probe_report.h"
@@ -21,14 +21,14 @@ using page::UtcStyle;
 using status_assets::kScript;
 using status_assets::kStyle;
 
-bool IsOps(config::ProbeKind kind) { return !probes::IsThroughputKind(kind); }
+bool IsOps(probes::ProbeKind kind) { return !probes::IsThroughputKind(kind); }
 
 std::string FormatOps(double v) {
   return v >= 100 ? Printf("%.0f ops/s", v) : Printf("%.3g ops/s", v);
 }
 
 // A figure in the unit of `kind`.
-std::string FormatFigure(config::ProbeKind kind, double v) {
+std::string FormatFigure(probes::ProbeKind kind, double v) {
   return IsOps(kind) ? FormatOps(v) : FormatRate(v);
 }
 
@@ -87,7 +87,7 @@ std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& 
   const auto& pts = h.points;
   const std::vector<std::size_t> picked = probes::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
   const double x_min = pts.front().time_seconds, x_max = pts.back().time_seconds;
-  const config::ProbeKind kind = h.kind;
+  const probes::ProbeKind kind = h.kind;
 
   // Boot boundaries: at the boot time of the new boot (start − uptime) when inside the range,
   // else half-way between the two runs.
@@ -149,7 +149,7 @@ std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& 
       "figure", IsOps(kind) ? "Operations per second and baseline" : "Throughput and baseline");
   fig.format_y = [kind](double v) { return FormatFigure(kind, v); };
   ChartSeries figure{IsOps(kind)
-                         ? std::string(kind == config::ProbeKind::kRandom ? "random reads (ops/s)"
+                         ? std::string(kind == probes::ProbeKind::kRandom ? "random reads (ops/s)"
                                                                           : "file creates (ops/s)")
                          : "throughput",
                      "figure",
@@ -228,7 +228,7 @@ std::string Cell(const std::string& text, bool num = false) {
   return std::string(num ? "<td class=\"num\">" : "<td>") + HtmlEscape(text) + "</td>";
 }
 
-std::string KindUnitValue(config::ProbeKind kind, const std::optional<double>& v) {
+std::string KindUnitValue(probes::ProbeKind kind, const std::optional<double>& v) {
   return Opt(v, [kind](double x) { return FormatFigure(kind, x); });
 }
 
@@ -243,7 +243,7 @@ std::string RenderBaselineTable(const probes::BaselineState& state) {
                  const std::optional<double>& at) {
     out += "<tr>" + Cell(boot) +
            Cell(boot_time ? Utc(static_cast<double>(boot_time), UtcStyle::kDateMinute) : "-") +
-           Cell(key.name) + Cell(std::string(config::ProbeKindName(key.kind))) +
+           Cell(key.name) + Cell(std::string(probes::ProbeKindName(key.kind))) +
            Cell(key.target.empty() ? "-" : key.target) + Cell(KindUnitValue(key.kind, base), true) +
            Cell(Opt(worst, FormatRatio), true) + Cell(Opt(at, Uptime), true) + "</tr>";
     ++rows;
@@ -344,10 +344,10 @@ std::string RenderStatusPage(const StatusPageInput& in) {
         "<th>worst ratio (boot)</th><th>runs ok / failed</th></tr></thead><tbody>";
     for (const auto& state : states) {
       const probes::ProbeState& rec = *state;
-      const config::ProbeSpec& row = rec.spec;
+      const probes::ProbeSpec& row = rec.spec;
       out += "<tr><td><a href=\"#probe-" + HtmlEscape(SafeId(row.name)) + "\">" +
              HtmlEscape(row.name) + "</a></td>" +
-             Cell(std::string(config::ProbeKindName(row.kind))) +
+             Cell(std::string(probes::ProbeKindName(row.kind))) +
              Cell(row.target.empty() ? "-" : row.target);
       if (!rec.ran()) {
         out += "<td colspan=\"7\" class=\"empty\">no runs yet</td></tr>";
@@ -374,11 +374,11 @@ std::string RenderStatusPage(const StatusPageInput& in) {
   // Per probe.
   for (const auto& state : states) {
     const probes::ProbeState& rec = *state;
-    const config::ProbeSpec& row = rec.spec;
+    const probes::ProbeSpec& row = rec.spec;
     const std::string id = "probe-" + SafeId(row.name);
     out += "\n<section class=\"probe\" id=\"" + HtmlEscape(id) + "\" data-probe=\"" +
            HtmlEscape(row.name) + "\"><h2>" + HtmlEscape(row.name) + "</h2><p class=\"meta\">" +
-           HtmlEscape(std::string(config::ProbeKindName(row.kind))) +
+           HtmlEscape(std::string(probes::ProbeKindName(row.kind))) +
            (row.target.empty() ? "" : " · " + HtmlEscape(row.target)) + " · figure in " +
            HtmlEscape(std::string(probes::DriftFigureUnit(row.kind))) + "</p>";
     if (rec.ran() && !rec.last.success()) {

@@ -23,9 +23,9 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/analysis/baseline_store.h"
+#include "collectors/analysis/history.h"
 #include "collectors/analysis/probe_states.h"
-#include "collectors/probes/baseline_store.h"
-#include "collectors/probes/history.h"
 #include "config/config.h"
 #include "daemon/page_format.h"  // HtmlEscape
 #include "daemon/svg_chart.h"

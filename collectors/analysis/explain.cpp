@@ -30,7 +30,7 @@ std::string Human(double v, std::string_view unit) {
   return buf;
 }
 
-std::string Duration(double seconds) {
+std::string DurationText(double seconds) {
   if (!std::isfinite(seconds)) return "n/a";
   char buf[32];
   if (seconds >= 86400) {
@@ -47,7 +47,7 @@ std::string Duration(double seconds) {
 
 std::string FeatureValue(std::size_t feature, double v) {
   const std::string_view name = DriftFeatureName(feature);
-  if (feature == static_cast<std::size_t>(DriftFeature::kUptime)) return Duration(v);
+  if (feature == static_cast<std::size_t>(DriftFeature::kUptime)) return DurationText(v);
   if (name.ends_with("_bytes")) return Human(v, "B");
   if (name.ends_with("_ratio") || name.ends_with("_index")) {
     if (!std::isfinite(v)) return "n/a";
@@ -75,7 +75,7 @@ std::string Percent(double ratio) {
 std::string ExplainProbe(const ProbeState& record, const DriftWindow& window) {
   const ProbeResult& r = record.last;
   const std::string_view unit = DriftFigureUnit(r.kind);
-  std::string out = "probe " + r.name + " (" + std::string(config::ProbeKindName(r.kind)) +
+  std::string out = "probe " + r.name + " (" + std::string(ProbeKindName(r.kind)) +
                     (r.target.empty() ? "" : ", " + r.target) + ")\n";
   if (record.last_figure) {
     out += "  last:      " + Human(*record.last_figure, unit);
@@ -99,7 +99,7 @@ std::string ExplainProbe(const ProbeState& record, const DriftWindow& window) {
   }
   if (record.worst_ratio) {
     out += "  worst:     " + Percent(*record.worst_ratio) + " of baseline this boot";
-    if (record.uptime_at_worst) out += ", at uptime " + Duration(*record.uptime_at_worst);
+    if (record.uptime_at_worst) out += ", at uptime " + DurationText(*record.uptime_at_worst);
     out += "\n";
   }
   const DriftCorrelations rho = window.Correlations();

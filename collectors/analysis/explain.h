@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
+#include "collectors/analysis/drift.h"
 #include "collectors/analysis/probe_states.h"
-#include "collectors/probes/drift.h"
 
 namespace iodrift::probes {
 

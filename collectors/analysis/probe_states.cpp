@@ -18,8 +18,7 @@ void Show(const ProbeBaseline& pb, ProbeState& state) {
 }
 
 // A state for `spec` that never ran: counters at zero, `last` naming the probe.
-ProbeState FreshState(const config::ProbeSpec& spec, std::uint64_t generation,
-                      std::size_t baseline_runs) {
+ProbeState FreshState(const ProbeSpec& spec, std::uint64_t generation, std::size_t baseline_runs) {
   ProbeState s;
   s.spec = spec;
   s.generation = generation;
@@ -45,7 +44,7 @@ void AddLatency(LatencyHistogram& total, const LatencyHistogram& run) {
 
 }  // namespace
 
-bool SameSpec(const config::ProbeSpec& a, const config::ProbeSpec& b) {
+bool SameSpec(const ProbeSpec& a, const ProbeSpec& b) {
   return a.name == b.name && a.kind == b.kind && a.target == b.target && a.interval == b.interval &&
          a.size == b.size && a.files == b.files && a.requests == b.requests &&
          a.timeout == b.timeout && a.time_budget == b.time_budget;
@@ -153,7 +152,7 @@ void ProbeStates::MaybeSave(bool force) {
   written_seq_ = seq;
 }
 
-std::vector<DefinedProbe> ProbeStates::Define(const std::vector<config::ProbeSpec>& specs) {
+std::vector<DefinedProbe> ProbeStates::Define(const std::vector<ProbeSpec>& specs) {
   std::vector<DefinedProbe> defined;
   {
     std::lock_guard<std::mutex> lock(mu_);

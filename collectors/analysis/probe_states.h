@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "collectors/probes/baseline_store.h"
-#include "collectors/probes/drift.h"
-#include "collectors/probes/history.h"
+#include "collectors/analysis/baseline_store.h"
+#include "collectors/analysis/drift.h"
+#include "collectors/analysis/history.h"
 #include "collectors/probes/probe.h"
-#include "config/config.h"
+#include "collectors/probes/probe_spec.h"
 
 namespace iodrift::probes {
 
@@ -47,17 +47,17 @@ inline constexpr std::chrono::seconds kDefaultMinSaveInterval{10};
 
 // A probe of the current set with the generation its results must carry.
 struct DefinedProbe {
-  config::ProbeSpec spec;
+  ProbeSpec spec;
   std::uint64_t generation = 0;
 };
 
 // Two specs measure the same thing on the same schedule (a reload that keeps it keeps the
 // probe's generation, timetable and state).
-bool SameSpec(const config::ProbeSpec& a, const config::ProbeSpec& b);
+bool SameSpec(const ProbeSpec& a, const ProbeSpec& b);
 
 // Everything known about one probe, immutable once published.
 struct ProbeState {
-  config::ProbeSpec spec;
+  ProbeSpec spec;
   std::uint64_t generation = 0;
 
   // The last result (scheduled or on demand); only meaningful when ran().
@@ -113,7 +113,7 @@ class ProbeStates {
 
   // The probe set (see the top of this file). Duplicate names keep the first. Returns the set
   // with generations, in order, for Scheduler::Apply.
-  std::vector<DefinedProbe> Define(const std::vector<config::ProbeSpec>& specs);
+  std::vector<DefinedProbe> Define(const std::vector<ProbeSpec>& specs);
 
   // Records one finished run (see the top of this file). Returns false when it was dropped.
   bool Record(const ProbeResult& result);

@@ -10,14 +10,10 @@
 
 namespace iodrift::probes {
 
-void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                       ProbeResult& result) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
-                              env.target_devices.get(), spec.name + "\n" + spec.target);
-  if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
-  result.target_info = DescribeTarget(dt->path, env.sys_root);
-  if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
-  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
+  auto dt = PrepareKindTarget(spec, env, control, result);
+  if (!dt) return;
 
   const SequentialBudget budget = ResolveBudget(spec, env.state_dir);
   std::uint64_t region = std::min(budget.read_limit, dt->size);

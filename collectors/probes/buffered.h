@@ -35,7 +35,7 @@ inline constexpr std::uint64_t kSequentialChunkBytes = 1ull << 20;
 inline constexpr double kMaxResidentFraction = 0.01;
 
 // Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
-void RunBufferedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                       ProbeResult& result);
 
 }  // namespace iodrift::probes

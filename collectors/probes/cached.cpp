@@ -11,14 +11,10 @@
 
 namespace iodrift::probes {
 
-void RunCachedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
-                              env.target_devices.get(), spec.name + "\n" + spec.target);
-  if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
-  result.target_info = DescribeTarget(dt->path, env.sys_root);
-  if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
-  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
+  auto dt = PrepareKindTarget(spec, env, control, result);
+  if (!dt) return;
 
   auto fd = OpenDataTarget(*dt);
   if (!fd) return MarkFailed(result, Outcome::kError, fd.error().message);

@@ -21,7 +21,7 @@ inline constexpr std::uint64_t kCachedRegionBytes = 2ull << 20;
 inline constexpr int kCachedWindows = 5;
 
 // Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
-void RunCachedProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result);
 
 }  // namespace iodrift::probes

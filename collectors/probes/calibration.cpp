@@ -15,9 +15,9 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1ull << 20;
 
-std::string Serialize(const config::ProbeSpec& spec, std::uint64_t bytes) {
-  return "version 1\nkind " + std::string(config::ProbeKindName(spec.kind)) + "\ntarget " +
-         spec.target + "\nbytes " + std::to_string(bytes) + "\n";
+std::string Serialize(const ProbeSpec& spec, std::uint64_t bytes) {
+  return "version 1\nkind " + std::string(ProbeKindName(spec.kind)) + "\ntarget " + spec.target +
+         "\nbytes " + std::to_string(bytes) + "\n";
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ std::filesystem::path CalibrationPath(const std::filesystem::path& state_dir,
 }
 
 std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_dir,
-                                             const config::ProbeSpec& spec) {
+                                             const ProbeSpec& spec) {
   if (state_dir.empty()) return std::nullopt;
   auto dir = OpenDirectory(AT_FDCWD, state_dir.string(), false);
   if (!dir) return std::nullopt;
@@ -52,7 +52,7 @@ std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_
     const auto key = line.substr(0, space);
     const auto value = line.substr(space + 1);  // target paths may contain spaces
     if (key == "version") version_ok = value == "1";
-    if (key == "kind") kind_ok = value == config::ProbeKindName(spec.kind);
+    if (key == "kind") kind_ok = value == ProbeKindName(spec.kind);
     if (key == "target") target_ok = value == spec.target;
     if (key == "bytes") bytes = text::ParseU64(value);
   }
@@ -60,8 +60,8 @@ std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_
   return bytes;
 }
 
-Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
-                               const config::ProbeSpec& spec, std::uint64_t bytes) {
+Expected<void> SaveCalibration(const std::filesystem::path& state_dir, const ProbeSpec& spec,
+                               std::uint64_t bytes) {
   if (state_dir.empty()) return Fail(EINVAL, "no state directory to keep the calibration in");
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);  // the configured dir (may be a symlink)
@@ -88,8 +88,7 @@ Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
                                         dir.string());
 }
 
-SequentialBudget ResolveBudget(const config::ProbeSpec& spec,
-                               const std::filesystem::path& state_dir) {
+SequentialBudget ResolveBudget(const ProbeSpec& spec, const std::filesystem::path& state_dir) {
   SequentialBudget b;
   if (spec.size > 0) {
     b.read_limit = spec.size;
@@ -102,7 +101,7 @@ SequentialBudget ResolveBudget(const config::ProbeSpec& spec,
   return b;
 }
 
-void FinishCalibration(const config::ProbeSpec& spec, const std::filesystem::path& state_dir,
+void FinishCalibration(const ProbeSpec& spec, const std::filesystem::path& state_dir,
                        std::uint64_t bytes_read, bool stopped_by_time_budget, ProbeResult& result) {
   const std::uint64_t budget = CalibratedBudget(bytes_read, stopped_by_time_budget);
   result.extra["calibrated"] = 1;

@@ -25,7 +25,7 @@
 
 #include "collectors/common/error.h"
 #include "collectors/probes/probe.h"
-#include "config/config.h"
+#include "collectors/probes/probe_spec.h"
 
 namespace iodrift::probes {
 
@@ -45,11 +45,11 @@ std::filesystem::path CalibrationPath(const std::filesystem::path& state_dir,
 // The stored budget for this probe, or nullopt when none is stored, it is unreadable or
 // malformed, or it was made for another kind or target.
 std::optional<std::uint64_t> LoadCalibration(const std::filesystem::path& state_dir,
-                                             const config::ProbeSpec& spec);
+                                             const ProbeSpec& spec);
 
 // Stores `bytes` for this probe (creating <state_dir>/calibration, mode 0700).
-Expected<void> SaveCalibration(const std::filesystem::path& state_dir,
-                               const config::ProbeSpec& spec, std::uint64_t bytes);
+Expected<void> SaveCalibration(const std::filesystem::path& state_dir, const ProbeSpec& spec,
+                               std::uint64_t bytes);
 
 // The byte budget of one sequential run: spec.size when set, else the stored calibration, else
 // a calibration run (read up to kMaxCalibrationBytes within the time budget).
@@ -57,13 +57,12 @@ struct SequentialBudget {
   std::uint64_t read_limit = 0;  // bytes this run may read
   bool calibrating = false;
 };
-SequentialBudget ResolveBudget(const config::ProbeSpec& spec,
-                               const std::filesystem::path& state_dir);
+SequentialBudget ResolveBudget(const ProbeSpec& spec, const std::filesystem::path& state_dir);
 
 // After a calibrating run that read `bytes_read`: stores CalibratedBudget(bytes_read) and notes
 // it in result.extra (calibrated = 1, budget_bytes); a failed save adds suspect
 // `calibration_not_saved` (the next run calibrates again).
-void FinishCalibration(const config::ProbeSpec& spec, const std::filesystem::path& state_dir,
+void FinishCalibration(const ProbeSpec& spec, const std::filesystem::path& state_dir,
                        std::uint64_t bytes_read, bool stopped_by_time_budget, ProbeResult& result);
 
 }  // namespace iodrift::probes

@@ -24,7 +24,7 @@
 namespace iodrift::probes {
 
 // Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
-void RunDirectProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunDirectProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result);
 
 }  // namespace iodrift::probes

@@ -85,7 +85,7 @@ std::uint64_t DefaultStreamBytes(const std::filesystem::path& sys_root) {
   return std::clamp(AlignUp(2 * *llc, kStreamChunk), kMin, kMax);
 }
 
-void RunMemoryProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result) {
   // --- hot: 2 MiB → 2 MiB ---
   auto hot_src = Mapping::Make(kHotBytes);

@@ -29,7 +29,7 @@ namespace iodrift::probes {
 std::uint64_t DefaultStreamBytes(const std::filesystem::path& sys_root);
 
 // Fills `result`'s figures and outcome (not context/CPU: see runner.h).
-void RunMemoryProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result);
 
 }  // namespace iodrift::probes

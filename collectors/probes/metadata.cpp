@@ -38,7 +38,7 @@ double PhaseP50(std::vector<double> v) {
 
 }  // namespace
 
-void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunMetadataProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                       ProbeResult& result) {
   if (spec.files == 0) return MarkFailed(result, Outcome::kError, "metadata probe: files is 0");
   struct stat tst {};

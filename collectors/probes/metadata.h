@@ -26,7 +26,7 @@
 namespace iodrift::probes {
 
 // Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
-void RunMetadataProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunMetadataProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                       ProbeResult& result);
 
 }  // namespace iodrift::probes

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "collectors/probes/probe_spec.h"
 
 namespace iodrift::probes {
 
@@ -55,7 +55,7 @@ struct TargetInfo {
 
 struct ProbeResult {
   std::string name;
-  config::ProbeKind kind = config::ProbeKind::kCached;
+  ProbeKind kind = ProbeKind::kCached;
   std::string target;
 
   Outcome outcome = Outcome::kError;

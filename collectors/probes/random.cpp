@@ -25,14 +25,10 @@ void DropAround(int fd, std::uint64_t off) {
 
 }  // namespace
 
-void RunRandomProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result, const RandomOptions& options) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
-                              env.target_devices.get(), spec.name + "\n" + spec.target);
-  if (!dt) return MarkFailed(result, Outcome::kError, dt.error().message);
-  result.target_info = DescribeTarget(dt->path, env.sys_root);
-  if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
-  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
+  auto dt = PrepareKindTarget(spec, env, control, result);
+  if (!dt) return;
 
   // Pick the mode: O_DIRECT where the filesystem takes it, else ioping's fadvise mode.
   bool direct = !options.force_fadvise_mode;

@@ -34,7 +34,7 @@ struct RandomOptions {
 };
 
 // Fills `result`'s figures, outcome and target_info (not context/CPU: see runner.h).
-void RunRandomProbe(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result, const RandomOptions& options = {});
 
 }  // namespace iodrift::probes

@@ -17,7 +17,7 @@ void Group(ResultFieldVisitor& v, std::string_view key, const Map& map, Emit emi
 
 void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
   v.Text("name", r.name);
-  v.Text("kind", std::string(config::ProbeKindName(r.kind)));
+  v.Text("kind", std::string(ProbeKindName(r.kind)));
   v.Text("target", r.target);
   v.Flag("success", r.success());
   v.Text("result", OutcomeName(r.outcome));

@@ -25,31 +25,31 @@ std::uint64_t WorkingSetBytes(const ProbeResult& r) {
     return it == r.extra.end() ? 0 : static_cast<std::uint64_t>(it->second);
   };
   switch (r.kind) {
-    case config::ProbeKind::kCached:
+    case ProbeKind::kCached:
       return extra("region_bytes");
-    case config::ProbeKind::kBuffered:
+    case ProbeKind::kBuffered:
       return r.bytes;
-    case config::ProbeKind::kMemory:
+    case ProbeKind::kMemory:
       return 2 * extra("stream_buffer_bytes");
     default:
       return 0;
   }
 }
 
-void RunKind(const config::ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
+void RunKind(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
              ProbeResult& result) {
   switch (spec.kind) {
-    case config::ProbeKind::kCached:
+    case ProbeKind::kCached:
       return RunCachedProbe(spec, env, control, result);
-    case config::ProbeKind::kBuffered:
+    case ProbeKind::kBuffered:
       return RunBufferedProbe(spec, env, control, result);
-    case config::ProbeKind::kDirect:
+    case ProbeKind::kDirect:
       return RunDirectProbe(spec, env, control, result);
-    case config::ProbeKind::kRandom:
+    case ProbeKind::kRandom:
       return RunRandomProbe(spec, env, control, result);
-    case config::ProbeKind::kMetadata:
+    case ProbeKind::kMetadata:
       return RunMetadataProbe(spec, env, control, result);
-    case config::ProbeKind::kMemory:
+    case ProbeKind::kMemory:
       return RunMemoryProbe(spec, env, control, result);
   }
   MarkFailed(result, Outcome::kError, "unknown probe kind");
@@ -57,8 +57,7 @@ void RunKind(const config::ProbeSpec& spec, const ProbeEnv& env, const RunContro
 
 // An error message when a directory target is no longer on the filesystem it was first probed
 // on (see TargetDevices). stat() may block on a hung filesystem: this runs on the probe thread.
-std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec,
-                                                const ProbeEnv& env) {
+std::optional<std::string> DirectoryTargetMoved(const ProbeSpec& spec, const ProbeEnv& env) {
   if (!env.target_devices || spec.target.empty()) return std::nullopt;
   struct stat st {};
   if (::stat(spec.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
@@ -75,14 +74,14 @@ std::optional<std::string> DirectoryTargetMoved(const config::ProbeSpec& spec,
 
 }  // namespace
 
-ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
+ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
   ProbeResult result;
   result.name = spec.name;
   result.kind = spec.kind;
   result.target = spec.target;
-  result.spec_size = spec.kind == config::ProbeKind::kMetadata ? spec.files
-                     : spec.kind == config::ProbeKind::kRandom ? spec.requests
-                                                               : spec.size;
+  result.spec_size = spec.kind == ProbeKind::kMetadata ? spec.files
+                     : spec.kind == ProbeKind::kRandom ? spec.requests
+                                                       : spec.size;
   result.outcome = Outcome::kError;
   result.start_time_seconds = WallSeconds();
   const double t0 = MonotonicSeconds();
@@ -116,8 +115,7 @@ ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env) {
     }
   }
   if (result.outcome == Outcome::kOk && result.error.empty() == false) result.error.clear();
-  if ((spec.kind == config::ProbeKind::kBuffered || spec.kind == config::ProbeKind::kDirect) &&
-      result.bytes > 0) {
+  if ((spec.kind == ProbeKind::kBuffered || spec.kind == ProbeKind::kDirect) && result.bytes > 0) {
     result.extra["system_cpu_seconds_per_gib"] =
         result.cpu_system_seconds / (static_cast<double>(result.bytes) / (1ull << 30));
   }

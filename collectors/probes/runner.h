@@ -20,6 +20,6 @@ namespace iodrift::probes {
 // (outcome error/timeout/skipped with a one-line `error`). Fills name, kind, target, start time,
 // duration (the whole run, including opening the target and making a probe file the first time),
 // context, CPU seconds and, for buffered/direct, extra system_cpu_seconds_per_gib.
-ProbeResult RunProbe(const config::ProbeSpec& spec, const ProbeEnv& env);
+ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env);
 
 }  // namespace iodrift::probes

@@ -696,8 +696,8 @@ DioAlignment QueryDioAlignment(int fd, const fs::path& sys_root) {
   return a;
 }
 
-std::string DeviceKey(const config::ProbeSpec& spec, const fs::path& sys_root) {
-  if (spec.kind == config::ProbeKind::kMemory) return "memory";
+std::string DeviceKey(const ProbeSpec& spec, const fs::path& sys_root) {
+  if (spec.kind == ProbeKind::kMemory) return "memory";
   if (spec.target.empty()) return "path:";
   const fs::path path = fs::path(spec.target).is_absolute()
                             ? fs::path(spec.target).lexically_normal()
@@ -729,6 +729,20 @@ std::string DeviceKey(const config::ProbeSpec& spec, const fs::path& sys_root) {
     if (!disk.empty()) return "block:" + disk;
   }
   return "dev:" + std::to_string(best->major) + ":" + std::to_string(best->minor);
+}
+
+std::optional<DataTarget> PrepareKindTarget(const ProbeSpec& spec, const ProbeEnv& env,
+                                            const RunControl& control, ProbeResult& result) {
+  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
+                              env.target_devices.get(), spec.name + "\n" + spec.target);
+  if (!dt) {
+    MarkFailed(result, Outcome::kError, dt.error().message);
+    return std::nullopt;
+  }
+  result.target_info = DescribeTarget(dt->path, env.sys_root);
+  if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
+  if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
+  return std::move(*dt);
 }
 
 }  // namespace iodrift::probes

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,14 @@ struct DataTarget {
 Expected<DataTarget> PrepareDataTarget(const std::string& target, std::uint64_t probe_file_bytes,
                                        const RunControl& control, TargetDevices* pins = nullptr,
                                        const std::string& pin_key = "");
+
+// The prologue every data kind (cached, buffered, direct, random) shares: PrepareDataTarget for
+// `spec` (at least env.probe_file_bytes, pinned under the probe's own key), the target described
+// into result.target_info, and result.extra["probe_file_created"] / ["target_replaced"] (the
+// latter restarts the baseline). nullopt when the target cannot be used: `result` is then
+// marked failed with the reason.
+std::optional<DataTarget> PrepareKindTarget(const ProbeSpec& spec, const ProbeEnv& env,
+                                            const RunControl& control, ProbeResult& result);
 
 // Opens the object PrepareDataTarget checked, read-only with `extra_flags` (O_DIRECT), never
 // following a symlink; fails when it is no longer the same object (swapped during the run).
@@ -140,7 +149,6 @@ DioAlignment QueryDioAlignment(int fd, const std::filesystem::path& sys_root);
 // memory kind, "block:<disk>" when the target (or the filesystem holding it) is on a block
 // device (partitions map to their disk), "dev:MAJ:MIN" for other filesystems (tmpfs, NFS, FUSE),
 // "path:<target>" when nothing is known. Never touches the target itself (it may hang).
-std::string DeviceKey(const config::ProbeSpec& spec,
-                      const std::filesystem::path& sys_root = "/sys");
+std::string DeviceKey(const ProbeSpec& spec, const std::filesystem::path& sys_root = "/sys");
 
 }  // namespace iodrift::probes

@@ -109,7 +109,7 @@ probes::ProbeResult FromDict(const Dict& d) {
   probes::ProbeResult r;
   if (auto v = Get<std::string>(d, "name")) r.name = *v;
   if (auto v = Get<std::string>(d, "kind")) {
-    if (auto kind = config::ParseProbeKind(*v)) r.kind = *kind;
+    if (auto kind = probes::ParseProbeKind(*v)) r.kind = *kind;
   }
   if (auto v = Get<std::string>(d, "target")) r.target = *v;
   r.outcome = probes::Outcome::kError;

@@ -272,7 +272,7 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
 std::vector<sdbus::Struct<std::string, std::string, std::string>> DbusService::Impl::ListProbes() {
   std::vector<sdbus::Struct<std::string, std::string, std::string>> out;
   for (const auto& spec : scheduler.Probes()) {
-    out.emplace_back(spec.name, std::string(config::ProbeKindName(spec.kind)), spec.target);
+    out.emplace_back(spec.name, std::string(probes::ProbeKindName(spec.kind)), spec.target);
   }
   return out;
 }
@@ -328,7 +328,7 @@ std::map<std::string, std::uint64_t> DbusService::Impl::Snapshot() {
 
 std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explain(
     const std::string& name) {
-  std::optional<config::ProbeSpec> spec;
+  std::optional<probes::ProbeSpec> spec;
   for (auto& candidate : scheduler.Probes()) {
     if (candidate.name == name) spec = candidate;
   }
@@ -341,7 +341,7 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
   if (!record || !record->ran()) {
     // Configured but never ran (yet): say so in the same shape as ExplainProbe.
     const std::string target = spec->target.empty() ? "" : ", " + spec->target;
-    return {"probe " + name + " (" + std::string(config::ProbeKindName(spec->kind)) + target +
+    return {"probe " + name + " (" + std::string(probes::ProbeKindName(spec->kind)) + target +
                 ")\n  last:      no run yet since the daemon started\n",
             {}};
   }

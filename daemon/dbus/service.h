@@ -35,6 +35,7 @@
 
 #include "collectors/analysis/probe_states.h"
 #include "collectors/common/proc_root.h"
+#include "daemon/dbus/names.h"
 #include "daemon/dbus/rate_limiter.h"
 
 namespace iodrift::daemon {
@@ -42,15 +43,6 @@ class Scheduler;
 }
 
 namespace iodrift::daemon::dbus {
-
-inline constexpr const char* kBusName = "org.iodrift.Monitor1";
-inline constexpr const char* kObjectPath = "/org/iodrift/Monitor1";
-inline constexpr const char* kErrorUnknownProbe = "org.iodrift.Error.UnknownProbe";
-inline constexpr const char* kErrorBusy = "org.iodrift.Error.Busy";
-inline constexpr const char* kErrorRateLimited = "org.iodrift.Error.RateLimited";
-inline constexpr const char* kErrorFailed = "org.iodrift.Error.Failed";
-inline constexpr const char* kErrorInvalidConfig = "org.iodrift.Error.InvalidConfig";
-inline constexpr const char* kErrorAccessDenied = "org.iodrift.Error.AccessDenied";
 
 // Re-reads and applies the config; returns the problems (empty: applied). Runs on the bus thread.
 using ReloadFn = std::function<std::vector<std::string>()>;

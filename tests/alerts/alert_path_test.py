@@ -34,7 +34,6 @@ Needs root (losetup, cgroups), /usr/bin/prometheus, /usr/bin/promtool and
 Stdlib only. Run as root: IODRIFTD=build/iodriftd python3 tests/alerts/alert_path_test.py
 """
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -48,6 +47,7 @@ import urllib.error
 import urllib.request
 
 from iodrift_test.daemon import Daemon
+from iodrift_test.prom import parse_metrics
 from iodrift_test.skip import fail, skip
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -88,11 +88,8 @@ def preflight():
 
 
 preflight()
-# The real-Prometheus helpers of the dashboards tests, loaded by file (no sys.path edits).
-_spec = importlib.util.spec_from_file_location(
-    "prometheus_smoke", os.path.join(REPO, "tests", "dashboards", "prometheus_smoke.py"))
-smoke = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(smoke)
+# The real-Prometheus helpers of the dashboards tests (CTest puts tests/dashboards on PYTHONPATH).
+import prometheus_smoke as smoke  # noqa: E402
 
 
 class BlockCgroup:
@@ -330,7 +327,7 @@ def main():
             def daemon_runs():
                 """{probe: (last run's end, its ratio)} from the daemon's own /metrics."""
                 _, _, text = daemon.get("/metrics")
-                m = prom.parse_metrics(text)
+                m = parse_metrics(text)
                 out = {}
                 for n in names:
                     ts = [v for k, v in m.items() if k.startswith(

@@ -14,10 +14,10 @@
 namespace iodrift::probes {
 namespace {
 
-config::ProbeSpec Spec(const std::string& name, const std::string& target = "/dev/vdb") {
-  config::ProbeSpec s;
+probes::ProbeSpec Spec(const std::string& name, const std::string& target = "/dev/vdb") {
+  probes::ProbeSpec s;
   s.name = name;
-  s.kind = config::ProbeKind::kBuffered;
+  s.kind = probes::ProbeKind::kBuffered;
   s.target = target;
   return s;
 }
@@ -62,7 +62,7 @@ TEST(ProbeStates, AResultOfARemovedProbeIsDropped) {
 TEST(ProbeStates, AResultOfAChangedProbeIsDroppedAndAnUnchangedOneKeepsItsGeneration) {
   ProbeStates states;
   const auto first = states.Define({Spec("a"), Spec("b")});
-  config::ProbeSpec changed = Spec("a");
+  probes::ProbeSpec changed = Spec("a");
   changed.size = 1 << 20;
   const auto second = states.Define({changed, Spec("b")});
   EXPECT_NE(second[0].generation, first[0].generation);
@@ -155,7 +155,7 @@ TEST(ProbeStates, ConcurrentReloadsNeverBringARemovedProbeBack) {
   for (int i = 0; i < 2000 || (keep_runs() < 100 && std::chrono::steady_clock::now() < give_up);
        ++i) {
     const bool with_flip = i % 2 == 1;
-    std::vector<config::ProbeSpec> specs = {Spec("keep")};
+    std::vector<probes::ProbeSpec> specs = {Spec("keep")};
     if (with_flip) specs.push_back(Spec("flip"));
     {
       std::lock_guard<std::mutex> lock(mu);

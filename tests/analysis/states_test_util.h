@@ -12,15 +12,15 @@
 namespace iodrift::probes::testing {
 
 // The spec a result's probe would have (name, kind, target, its configured amount).
-inline config::ProbeSpec SpecOf(const ProbeResult& r) {
-  config::ProbeSpec spec;
+inline probes::ProbeSpec SpecOf(const ProbeResult& r) {
+  probes::ProbeSpec spec;
   spec.name = r.name;
   spec.kind = r.kind;
   spec.target = r.target;
   const std::uint64_t amount = r.spec_size.value_or(0);
-  if (r.kind == config::ProbeKind::kMetadata) {
+  if (r.kind == probes::ProbeKind::kMetadata) {
     spec.files = static_cast<std::uint32_t>(amount);
-  } else if (r.kind == config::ProbeKind::kRandom) {
+  } else if (r.kind == probes::ProbeKind::kRandom) {
     spec.requests = static_cast<std::uint32_t>(amount);
   } else {
     spec.size = amount;
@@ -31,9 +31,9 @@ inline config::ProbeSpec SpecOf(const ProbeResult& r) {
 // Defines r's probe in `states` (others stay as they are) and records `r`. Returns Record's
 // answer (true: recorded).
 inline bool DefineAndRecord(ProbeStates& states, ProbeResult r) {
-  std::vector<config::ProbeSpec> specs;
+  std::vector<probes::ProbeSpec> specs;
   bool found = false;
-  const config::ProbeSpec mine = SpecOf(r);
+  const probes::ProbeSpec mine = SpecOf(r);
   for (const auto& state : *states.Snapshot()) {
     if (state->spec.name == r.name) {
       specs.push_back(mine);

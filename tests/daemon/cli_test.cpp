@@ -34,14 +34,14 @@ TEST(ParseCommandLine, StrictGoesWithCheckConfig) {
 
 TEST(TargetWarnings, NamesEveryProbeWhoseTargetCannotBeOpened) {
   config::Config cfg;
-  config::ProbeSpec memory;
+  probes::ProbeSpec memory;
   memory.name = "mem";
-  memory.kind = config::ProbeKind::kMemory;
-  config::ProbeSpec present = memory;
+  memory.kind = probes::ProbeKind::kMemory;
+  probes::ProbeSpec present = memory;
   present.name = "here";
-  present.kind = config::ProbeKind::kMetadata;
+  present.kind = probes::ProbeKind::kMetadata;
   present.target = "/";
-  config::ProbeSpec missing = present;
+  probes::ProbeSpec missing = present;
   missing.name = "gone";
   missing.target = "/nonexistent/iodrift-target";
   cfg.probes = {memory, present, missing};

@@ -20,7 +20,7 @@ using probes::ProbeResult;
 ProbeResult Random(double iops, double slab, double uptime) {
   ProbeResult r;
   r.name = "disk-random";
-  r.kind = config::ProbeKind::kRandom;
+  r.kind = probes::ProbeKind::kRandom;
   r.target = "/dev/vda";
   r.outcome = probes::Outcome::kOk;
   r.spec_size = 64;
@@ -99,9 +99,9 @@ TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints)
 TEST(AppendProbeFamilies, ExportsTheConfiguredIntervalOfProbesThatRan) {
   probes::ProbeStates store;
   ProbeResult r = Random(1000, 1e6, 10);
-  config::ProbeSpec random = probes::testing::SpecOf(r);
+  probes::ProbeSpec random = probes::testing::SpecOf(r);
   random.interval = std::chrono::milliseconds(2500);
-  config::ProbeSpec other;
+  probes::ProbeSpec other;
   other.name = "never-ran";
   other.interval = std::chrono::minutes(10);
   for (const auto& defined : store.Define({random, other})) {
@@ -125,7 +125,7 @@ TEST(AppendProbeFamilies, BaselinesCarryTheirUnitInTheName) {
   for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Random(1000, 1e6, 10.0 * i));
   ProbeResult cached;
   cached.name = "disk-cached";
-  cached.kind = config::ProbeKind::kCached;
+  cached.kind = probes::ProbeKind::kCached;
   cached.target = "/dev/vda";
   cached.outcome = probes::Outcome::kOk;
   cached.throughput_bytes_per_second = 3e9;
@@ -155,7 +155,7 @@ TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
   probes::testing::DefineAndRecord(store, r);
   ProbeResult cached;  // a sequential kind carries no latency
   cached.name = "disk-cached";
-  cached.kind = config::ProbeKind::kCached;
+  cached.kind = probes::ProbeKind::kCached;
   cached.target = "/dev/vda";
   cached.outcome = probes::Outcome::kOk;
   cached.throughput_bytes_per_second = 1e9;

@@ -8,7 +8,7 @@ namespace {
 probes::ProbeResult BufferedOk() {
   probes::ProbeResult r;
   r.name = "sda-buffered";
-  r.kind = config::ProbeKind::kBuffered;
+  r.kind = probes::ProbeKind::kBuffered;
   r.target = "/dev/sda";
   r.outcome = probes::Outcome::kOk;
   r.duration_seconds = 0.25;

@@ -94,7 +94,7 @@ probes::ProbeState RandomRecord() {
   probes::ProbeState rec;
   probes::ProbeResult& r = rec.last;
   r.name = "disk-random";
-  r.kind = config::ProbeKind::kRandom;
+  r.kind = probes::ProbeKind::kRandom;
   r.target = "/dev/\"vdb\"";
   r.outcome = probes::Outcome::kOk;
   r.start_time_seconds = 1000;

@@ -19,7 +19,7 @@ namespace {
 probes::ProbeResult Full() {
   probes::ProbeResult r;
   r.name = "disk-random";
-  r.kind = config::ProbeKind::kRandom;
+  r.kind = probes::ProbeKind::kRandom;
   r.target = "/dev/vdb";
   r.outcome = probes::Outcome::kOk;
   r.error = "none";
@@ -107,7 +107,7 @@ TEST(ResultFields, EveryOutputCarriesEveryField) {
 TEST(ResultFields, ADefaultResultSurvivesTheRoundTripToo) {
   probes::ProbeResult r;
   r.name = "m";
-  r.kind = config::ProbeKind::kMemory;
+  r.kind = probes::ProbeKind::kMemory;
   r.outcome = probes::Outcome::kTimeout;
   EXPECT_EQ(Json(dbus::FromDict(dbus::ToDict(r))), Json(r));
 }

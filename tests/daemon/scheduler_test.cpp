@@ -57,20 +57,20 @@ void Feed(Scheduler& s, probes::ProbeStates& states) {
   s.AddListener([&states](const ProbeResult& r) { states.Record(r); });
 }
 
-config::ProbeSpec Spec(const std::string& name, const std::string& device,
+probes::ProbeSpec Spec(const std::string& name, const std::string& device,
                        std::chrono::milliseconds interval, std::chrono::milliseconds timeout = 5s) {
-  config::ProbeSpec s;
+  probes::ProbeSpec s;
   s.name = name;
-  s.kind = config::ProbeKind::kCached;
+  s.kind = probes::ProbeKind::kCached;
   s.target = "/fake/" + device;  // the device key function below maps it back
   s.interval = interval;
   s.timeout = timeout;
   return s;
 }
 
-std::string KeyOf(const config::ProbeSpec& s) { return s.target.substr(6); }
+std::string KeyOf(const probes::ProbeSpec& s) { return s.target.substr(6); }
 
-ProbeResult OkResult(const config::ProbeSpec& spec) {
+ProbeResult OkResult(const probes::ProbeSpec& spec) {
   ProbeResult r;
   r.name = spec.name;
   r.kind = spec.kind;
@@ -85,7 +85,7 @@ ProbeResult OkResult(const config::ProbeSpec& spec) {
 // `hang`.
 ProbeFn FakeProbe(std::shared_ptr<Recorder> rec, std::chrono::milliseconds work,
                   std::shared_ptr<Gate> gate = nullptr, std::set<std::string> hang = {}) {
-  return [=](const config::ProbeSpec& spec, const probes::ProbeEnv&) {
+  return [=](const probes::ProbeSpec& spec, const probes::ProbeEnv&) {
     const std::string dev = KeyOf(spec);
     {
       std::lock_guard<std::mutex> lock(rec->mu);
@@ -382,7 +382,7 @@ TEST(Scheduler, RunsTheRealProbeEngineOnDemand) {
   options.periodic = false;
   Scheduler s(probes::testing::MakeEnv(""), options);
   Feed(s, store);
-  auto spec = probes::testing::MakeSpec("mem", config::ProbeKind::kMemory, "", 16 << 20);
+  auto spec = probes::testing::MakeSpec("mem", probes::ProbeKind::kMemory, "", 16 << 20);
   spec.time_budget = 20ms;
   s.Apply(store.Define({spec}));
   s.Start();

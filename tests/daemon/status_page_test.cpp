@@ -37,8 +37,8 @@ std::string SeriesGroup(const std::string& svg, const std::string& name) {
   return svg.substr(start, end + 4 - start);
 }
 
-config::ProbeSpec Spec(const std::string& name, config::ProbeKind kind, const std::string& target) {
-  config::ProbeSpec s;
+probes::ProbeSpec Spec(const std::string& name, probes::ProbeKind kind, const std::string& target) {
+  probes::ProbeSpec s;
   s.name = name;
   s.kind = kind;
   s.target = target;
@@ -65,7 +65,7 @@ probes::HistoryPoint Point(double t, std::optional<double> figure, std::optional
   return p;
 }
 
-probes::ProbeHistory History(const std::string& name, config::ProbeKind kind,
+probes::ProbeHistory History(const std::string& name, probes::ProbeKind kind,
                              const std::string& target, std::size_t n, double baseline = 1e8) {
   probes::ProbeHistory h;
   h.name = name;
@@ -78,7 +78,7 @@ probes::ProbeHistory History(const std::string& name, config::ProbeKind kind,
   return h;
 }
 
-probes::ProbeState Record(const std::string& name, config::ProbeKind kind,
+probes::ProbeState Record(const std::string& name, probes::ProbeKind kind,
                           const std::string& target) {
   probes::ProbeState r;
   r.last.name = name;
@@ -98,7 +98,7 @@ probes::ProbeState Record(const std::string& name, config::ProbeKind kind,
 // The page's probes as the tests describe them (specs, records, histories by name), joined into
 // the one snapshot the page reads.
 struct PageProbes {
-  std::vector<config::ProbeSpec> specs;
+  std::vector<probes::ProbeSpec> specs;
   std::vector<probes::ProbeState> records;
   std::vector<probes::ProbeHistory> histories;
 };
@@ -139,7 +139,7 @@ TEST(HtmlEscape, EscapesMarkupCharactersOnly) {
 TEST(RenderStatusPage, ANeverRunProbeSaysNoRunsYetAndDrawsNoChart) {
   StatusPageInput in = Input();
   PageProbes pp;
-  pp.specs = {Spec("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
+  pp.specs = {Spec("disk-cached", probes::ProbeKind::kCached, "/dev/vdb")};
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_NE(page.find("<!doctype html>"), std::string::npos);
   EXPECT_NE(page.find("<section class=\"probe\" id=\"probe-disk-cached\""), std::string::npos);
@@ -170,9 +170,9 @@ TEST(RenderStatusPage, LinksToMetricsAndTheJsonApiAndLoadsNothingFromOutside) {
 TEST(RenderStatusPage, OneCircleForEveryPointOfEverySeries) {
   StatusPageInput in = Input();
   PageProbes pp;
-  pp.specs = {Spec("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
-  pp.records = {Record("disk-cached", config::ProbeKind::kCached, "/dev/vdb")};
-  pp.histories = {History("disk-cached", config::ProbeKind::kCached, "/dev/vdb", 7)};
+  pp.specs = {Spec("disk-cached", probes::ProbeKind::kCached, "/dev/vdb")};
+  pp.records = {Record("disk-cached", probes::ProbeKind::kCached, "/dev/vdb")};
+  pp.histories = {History("disk-cached", probes::ProbeKind::kCached, "/dev/vdb", 7)};
   const std::string page = RenderStatusPage(With(in, pp));
   const std::string fig = Svg(page, "probe-disk-cached-figure");
   ASSERT_FALSE(fig.empty()) << page;
@@ -201,8 +201,8 @@ TEST(RenderStatusPage, OneCircleForEveryPointOfEverySeries) {
 TEST(RenderStatusPage, DrawsTheBaselineAsADashedLineWithALegendEntry) {
   StatusPageInput in = Input();
   PageProbes pp;
-  pp.specs = {Spec("r", config::ProbeKind::kRandom, "/dev/vdb")};
-  pp.histories = {History("r", config::ProbeKind::kRandom, "/dev/vdb", 4, 1e8)};
+  pp.specs = {Spec("r", probes::ProbeKind::kRandom, "/dev/vdb")};
+  pp.histories = {History("r", probes::ProbeKind::kRandom, "/dev/vdb", 4, 1e8)};
   const std::string fig = Svg(RenderStatusPage(With(in, pp)), "probe-r-figure");
   const std::string baseline = SeriesGroup(fig, "baseline");
   ASSERT_FALSE(baseline.empty()) << fig;
@@ -218,8 +218,8 @@ TEST(RenderStatusPage, DrawsTheBaselineAsADashedLineWithALegendEntry) {
 TEST(RenderStatusPage, FailedRunsAreMarkedNotDrawnAsPointsAndSplitTheLine) {
   StatusPageInput in = Input();
   PageProbes pp;
-  pp.specs = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
-  probes::ProbeHistory h = History("c", config::ProbeKind::kCached, "/dev/vdb", 5);
+  pp.specs = {Spec("c", probes::ProbeKind::kCached, "/dev/vdb")};
+  probes::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 5);
   h.points[2] = Point(h.points[2].time_seconds, std::nullopt, 1e8);
   pp.histories = {h};
   const std::string fig = Svg(RenderStatusPage(With(in, pp)), "probe-c-figure");
@@ -233,16 +233,16 @@ TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
   StatusPageInput in = Input();
   PageProbes pp;
   const std::string target = "/mnt/<script>alert(1)</script>";
-  pp.specs = {Spec("x", config::ProbeKind::kCached, target)};
-  probes::ProbeState rec = Record("x", config::ProbeKind::kCached, target);
+  pp.specs = {Spec("x", probes::ProbeKind::kCached, target)};
+  probes::ProbeState rec = Record("x", probes::ProbeKind::kCached, target);
   rec.last.outcome = probes::Outcome::kError;
   rec.last.error = "open \"/mnt/<b>\": a & b";
   pp.records = {rec};
-  pp.histories = {History("x", config::ProbeKind::kCached, target, 3)};
+  pp.histories = {History("x", probes::ProbeKind::kCached, target, 3)};
   in.baselines.history.push_back(
       {"<past>",
        1'600'000'000,
-       {{{"x", config::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0}}});
+       {{{"x", probes::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0}}});
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(page, "<script>"), 1u);  // our own, nothing injected
   EXPECT_EQ(page.find("<b>"), std::string::npos);
@@ -255,8 +255,8 @@ TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
 TEST(RenderStatusPage, DrawsAtMostMaxChartPointsOfALongHistory) {
   StatusPageInput in = Input();
   PageProbes pp;
-  pp.specs = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
-  pp.histories = {History("c", config::ProbeKind::kCached, "/dev/vdb", 1000)};
+  pp.specs = {Spec("c", probes::ProbeKind::kCached, "/dev/vdb")};
+  pp.histories = {History("c", probes::ProbeKind::kCached, "/dev/vdb", 1000)};
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(Svg(page, "probe-c-figure"), "<circle"), kMaxChartPoints);
   EXPECT_NE(page.find("showing 240 of 1000 runs"), std::string::npos);
@@ -267,8 +267,8 @@ TEST(RenderStatusPage, DrawsAtMostMaxChartPointsOfALongHistory) {
 TEST(RenderStatusPage, MarksABootBoundaryWhereTheBootIdChanges) {
   StatusPageInput in = Input();
   PageProbes pp;
-  pp.specs = {Spec("c", config::ProbeKind::kCached, "/dev/vdb")};
-  probes::ProbeHistory h = History("c", config::ProbeKind::kCached, "/dev/vdb", 4);
+  pp.specs = {Spec("c", probes::ProbeKind::kCached, "/dev/vdb")};
+  probes::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 4);
   for (std::size_t i = 2; i < 4; ++i) {
     h.points[i].boot_id = std::make_shared<const std::string>("boot-b");
     h.points[i].uptime_seconds = 30.0 * static_cast<double>(i);
@@ -277,7 +277,7 @@ TEST(RenderStatusPage, MarksABootBoundaryWhereTheBootIdChanges) {
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(Svg(page, "probe-c-figure"), "<g class=\"boot\">"), 1u);
   EXPECT_EQ(Count(page, "<g class=\"boot\">"), 4u);  // on every chart of the probe
-  pp.histories = {History("c", config::ProbeKind::kCached, "/dev/vdb", 4)};
+  pp.histories = {History("c", probes::ProbeKind::kCached, "/dev/vdb", 4)};
   EXPECT_EQ(Count(RenderStatusPage(With(in, pp)), "<g class=\"boot\">"), 0u);
 }
 
@@ -285,7 +285,7 @@ TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {
   StatusPageInput in = Input();
   PageProbes pp;
   probes::ProbeBaseline now;
-  now.key = {"c", config::ProbeKind::kCached, "/dev/vdb", 0};
+  now.key = {"c", probes::ProbeKind::kCached, "/dev/vdb", 0};
   now.baseline = 1024.0 * 1024 * 100;
   now.worst_ratio = 0.75;
   in.baselines.boot_id = "0123456789abcdef";
@@ -293,7 +293,7 @@ TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {
   in.baselines.history.push_back(
       {"fedcba9876543210",
        1'690'000'000,
-       {{{"r", config::ProbeKind::kRandom, "/dev/vdb", 64}, 5000.0, 0.42, 3'456'000.0}}});
+       {{{"r", probes::ProbeKind::kRandom, "/dev/vdb", 64}, 5000.0, 0.42, 3'456'000.0}}});
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_NE(page.find("<td>this boot (01234567)</td>"), std::string::npos) << page;
   EXPECT_NE(page.find("100 MiB/s"), std::string::npos);

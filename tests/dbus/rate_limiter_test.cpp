@@ -51,7 +51,7 @@ TEST(RateLimiter, ForgetsIdleCallersBeyondTheLimit) {
 TEST(ResultDict, RoundTripsAProbeResult) {
   probes::ProbeResult r;
   r.name = "rnd";
-  r.kind = config::ProbeKind::kRandom;
+  r.kind = probes::ProbeKind::kRandom;
   r.target = "/srv";
   r.outcome = probes::Outcome::kTimeout;
   r.error = "timed out";
@@ -70,7 +70,7 @@ TEST(ResultDict, RoundTripsAProbeResult) {
   EXPECT_EQ(d.count("throughput_bytes_per_second"), 0u);  // null: left out
   probes::ProbeResult back = FromDict(d);
   EXPECT_EQ(back.name, "rnd");
-  EXPECT_EQ(back.kind, config::ProbeKind::kRandom);
+  EXPECT_EQ(back.kind, probes::ProbeKind::kRandom);
   EXPECT_EQ(back.outcome, probes::Outcome::kTimeout);
   EXPECT_EQ(back.error, "timed out");
   EXPECT_EQ(back.bytes, 4096u);

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const iodrift::config::Config& config = *result;
   std::set<std::string> names;
-  for (const iodrift::config::ProbeSpec& probe : config.probes) {
+  for (const iodrift::probes::ProbeSpec& probe : config.probes) {
     if (probe.name.empty() || !names.insert(probe.name).second) std::abort();
     if (!probe.target.empty() && probe.target.front() != '/') std::abort();
     if (probe.timeout <= probe.time_budget) std::abort();

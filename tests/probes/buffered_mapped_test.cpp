@@ -27,7 +27,7 @@ TEST(BufferedProbe, MappedPagesThatStayCachedAreNamedAsSuch) {
   for (std::size_t off = 0; off < kSize; off += 4096) {
     sum = sum + static_cast<unsigned char*>(map)[off];
   }
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, file, kSize);
+  auto spec = testing::MakeSpec("b", probes::ProbeKind::kBuffered, file, kSize);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   munmap(map, kSize);
   if (IsMemoryBackedFs(r.target_info.fstype)) GTEST_SKIP() << "/tmp is " << r.target_info.fstype;

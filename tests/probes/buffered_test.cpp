@@ -37,7 +37,7 @@ TEST(BufferedProbe, ReadsTheWholeBudgetFromADroppedCacheAndLeavesNoFootprint) {
   ASSERT_TRUE(testing::WriteRandomFile(file, 16 << 20));
   Warm(file);  // fully cached before the probe: the probe must drop it
   ASSERT_GT(Resident(file), 0.99);
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, file, 16 << 20);
+  auto spec = testing::MakeSpec("b", probes::ProbeKind::kBuffered, file, 16 << 20);
   spec.time_budget = std::chrono::seconds(10);  // the byte budget decides
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -63,7 +63,7 @@ TEST(BufferedProbe, StopsAtTheTimeBudgetBeforeTheByteBudget) {
   TempDir dir;
   const std::string file = (dir.path() / "f").string();
   ASSERT_TRUE(testing::WriteRandomFile(file, 64 << 20));
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, file, 64 << 20);
+  auto spec = testing::MakeSpec("b", probes::ProbeKind::kBuffered, file, 64 << 20);
   spec.time_budget = std::chrono::milliseconds(1);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -77,7 +77,7 @@ TEST(BufferedProbe, CalibratesTheBudgetOnceAndKeepsIt) {
   TempDir state;
   auto env = testing::MakeEnv(state.path());
   env.probe_file_bytes = 32 << 20;
-  auto spec = testing::MakeSpec("cal", config::ProbeKind::kBuffered, dir.str(), 0);
+  auto spec = testing::MakeSpec("cal", probes::ProbeKind::kBuffered, dir.str(), 0);
   spec.time_budget = std::chrono::milliseconds(50);
   const ProbeResult first = RunProbe(spec, env);
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.error;
@@ -100,7 +100,7 @@ TEST(BufferedProbe, IsUnsupportedOnTmpfsWhereFadviseIsIgnored) {
   if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
   const std::string file = "/dev/shm/iodrift-buffered-" + std::to_string(getpid());
   ASSERT_TRUE(testing::WriteRandomFile(file, 4 << 20));
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, file, 4 << 20);
+  auto spec = testing::MakeSpec("b", probes::ProbeKind::kBuffered, file, 4 << 20);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(""));
   unlink(file.c_str());
   EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.error;
@@ -116,7 +116,7 @@ TEST(BufferedProbe, ReportsPermissionDeniedForAnUnreadableFile) {
   ASSERT_TRUE(testing::WriteRandomFile(file, 1 << 20));
   ASSERT_EQ(chmod(file.c_str(), 0600), 0);
   ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, file, 1 << 20);
+  auto spec = testing::MakeSpec("b", probes::ProbeKind::kBuffered, file, 1 << 20);
   auto body = [&]() -> std::map<std::string, std::string> {
     if (geteuid() == 0 && setresuid(65534, 65534, 65534) != 0) return {{"setuid", "failed"}};
     return testing::Summarize(RunProbe(spec, testing::MakeEnv("")));

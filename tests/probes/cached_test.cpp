@@ -14,7 +14,7 @@ using testing::TempDir;
 TEST(CachedProbe, ReadsTheWarmTwoMiBRegionRepeatedlyAndReportsTheMedianWindow) {
   TempDir dir;
   ASSERT_TRUE(testing::WriteRandomFile(dir.path() / "f", 8 << 20));
-  auto spec = testing::MakeSpec("c", config::ProbeKind::kCached, (dir.path() / "f").string());
+  auto spec = testing::MakeSpec("c", probes::ProbeKind::kCached, (dir.path() / "f").string());
   spec.time_budget = std::chrono::milliseconds(100);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -38,7 +38,7 @@ TEST(CachedProbe, ReadsTheWarmTwoMiBRegionRepeatedlyAndReportsTheMedianWindow) {
 
 TEST(CachedProbe, FailsWithTheTargetNameWhenItIsMissing) {
   TempDir dir;
-  auto spec = testing::MakeSpec("c", config::ProbeKind::kCached, dir.str() + "/missing");
+  auto spec = testing::MakeSpec("c", probes::ProbeKind::kCached, dir.str() + "/missing");
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_NE(r.error.find(dir.str() + "/missing"), std::string::npos) << r.error;

@@ -19,7 +19,7 @@ TEST(DirectProbe, ReadsTheByteBudgetWithODirect) {
   const std::string file = (dir.path() / "f").string();
   ASSERT_TRUE(testing::WriteRandomFile(file, 16 << 20));
   if (!OpenReadOnly(file, O_DIRECT)) GTEST_SKIP() << "/tmp has no O_DIRECT here";
-  auto spec = testing::MakeSpec("d", config::ProbeKind::kDirect, file, 16 << 20);
+  auto spec = testing::MakeSpec("d", probes::ProbeKind::kDirect, file, 16 << 20);
   spec.time_budget = std::chrono::seconds(10);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -37,7 +37,7 @@ TEST(DirectProbe, ReadsTheByteBudgetWithODirect) {
 
 TEST(DirectProbe, ReadsTheProbeFileOfADirectoryTargetAndCalibrates) {
   TempDir dir;
-  auto spec = testing::MakeSpec("d", config::ProbeKind::kDirect, dir.str(), 0);
+  auto spec = testing::MakeSpec("d", probes::ProbeKind::kDirect, dir.str(), 0);
   auto env = testing::MakeEnv(dir.path() / "state");
   const ProbeResult r = RunProbe(spec, env);
   if (r.outcome == Outcome::kSkipped && !r.supported) GTEST_SKIP() << r.error;
@@ -57,7 +57,7 @@ TEST(DirectProbe, IsUnsupportedWhereTheFilesystemRefusesODirect) {
     const std::string file = (dir.path() / "f").string();
     if (!testing::WriteRandomFile(file, 1 << 20)) return {{"write", "failed"}};
     auto m = testing::Summarize(RunProbe(
-        testing::MakeSpec("d", config::ProbeKind::kDirect, file, 1 << 20), testing::MakeEnv("")));
+        testing::MakeSpec("d", probes::ProbeKind::kDirect, file, 1 << 20), testing::MakeEnv("")));
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });
@@ -74,7 +74,7 @@ TEST(DirectProbe, MeasuresTmpfsButLabelsItMemoryBacked) {
   if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
   const std::string file = "/dev/shm/iodrift-direct-" + std::to_string(getpid());
   ASSERT_TRUE(testing::WriteRandomFile(file, 4 << 20));
-  const ProbeResult r = RunProbe(testing::MakeSpec("d", config::ProbeKind::kDirect, file, 4 << 20),
+  const ProbeResult r = RunProbe(testing::MakeSpec("d", probes::ProbeKind::kDirect, file, 4 << 20),
                                  testing::MakeEnv(""));
   unlink(file.c_str());
   if (r.outcome == Outcome::kSkipped) {

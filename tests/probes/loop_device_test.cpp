@@ -117,12 +117,12 @@ TEST_F(LoopDeviceTest, ProbesABlockDeviceReadOnly) {
   const auto stat_before = BlockStat(name_);
   ASSERT_GE(stat_before.size(), 7u);
   const ProbeEnv env = testing::MakeEnv(dir_.path() / "state");
-  for (auto kind : {config::ProbeKind::kCached, config::ProbeKind::kBuffered,
-                    config::ProbeKind::kDirect, config::ProbeKind::kRandom}) {
+  for (auto kind : {probes::ProbeKind::kCached, probes::ProbeKind::kBuffered,
+                    probes::ProbeKind::kDirect, probes::ProbeKind::kRandom}) {
     auto spec =
-        testing::MakeSpec(std::string(config::ProbeKindName(kind)), kind, device_, 16 << 20);
+        testing::MakeSpec(std::string(probes::ProbeKindName(kind)), kind, device_, 16 << 20);
     spec.time_budget = std::chrono::seconds(5);
-    if (kind == config::ProbeKind::kCached) spec.time_budget = std::chrono::milliseconds(50);
+    if (kind == probes::ProbeKind::kCached) spec.time_budget = std::chrono::milliseconds(50);
     const ProbeResult r = RunProbe(spec, env);
     SCOPED_TRACE(spec.name);
     ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -130,16 +130,16 @@ TEST_F(LoopDeviceTest, ProbesABlockDeviceReadOnly) {
     EXPECT_EQ(r.target_info.device, name_);
     EXPECT_EQ(r.target_info.loop_dio, "1");
     EXPECT_EQ(r.target_info.scheduler.empty(), false);
-    if (kind == config::ProbeKind::kBuffered || kind == config::ProbeKind::kDirect) {
+    if (kind == probes::ProbeKind::kBuffered || kind == probes::ProbeKind::kDirect) {
       EXPECT_EQ(r.bytes, 16u << 20);
     }
-    if (kind == config::ProbeKind::kRandom) {
+    if (kind == probes::ProbeKind::kRandom) {
       EXPECT_EQ(r.mode, "direct");
       EXPECT_EQ(r.latency->count, 64u);
     }
   }
   const ProbeResult meta =
-      RunProbe(testing::MakeSpec("meta", config::ProbeKind::kMetadata, device_), env);
+      RunProbe(testing::MakeSpec("meta", probes::ProbeKind::kMetadata, device_), env);
   EXPECT_EQ(meta.outcome, Outcome::kError);
   EXPECT_NE(meta.error.find("block device"), std::string::npos) << meta.error;
 
@@ -161,7 +161,7 @@ TEST_F(LoopDeviceTest, BufferedReallyReadsTheDeviceEvenWhenItsCacheWasWarm) {
   ASSERT_TRUE(warm);
   ASSERT_GT(warm->Fraction(), 0.99);
 
-  auto spec = testing::MakeSpec("b", config::ProbeKind::kBuffered, device_, 16 << 20);
+  auto spec = testing::MakeSpec("b", probes::ProbeKind::kBuffered, device_, 16 << 20);
   spec.time_budget = std::chrono::seconds(5);
   for (int run = 0; run < 2; ++run) {
     const auto before = BlockStat(name_);
@@ -186,10 +186,10 @@ TEST_F(LoopDeviceTest, ProbesAnExt4DirectoryWithEveryKind) {
   ASSERT_NO_FATAL_FAILURE(MountExt4());
   const ProbeEnv env = testing::MakeEnv(dir_.path() / "state");
   for (auto kind :
-       {config::ProbeKind::kCached, config::ProbeKind::kBuffered, config::ProbeKind::kDirect,
-        config::ProbeKind::kRandom, config::ProbeKind::kMetadata}) {
+       {probes::ProbeKind::kCached, probes::ProbeKind::kBuffered, probes::ProbeKind::kDirect,
+        probes::ProbeKind::kRandom, probes::ProbeKind::kMetadata}) {
     auto spec =
-        testing::MakeSpec(std::string(config::ProbeKindName(kind)), kind, mount_point_, 8 << 20);
+        testing::MakeSpec(std::string(probes::ProbeKindName(kind)), kind, mount_point_, 8 << 20);
     spec.time_budget = std::chrono::milliseconds(50);
     const ProbeResult r = RunProbe(spec, env);
     SCOPED_TRACE(spec.name);

@@ -23,7 +23,7 @@ std::uint64_t ResidentBytes() {
 }
 
 TEST(MemoryProbe, ReportsCopyAndAllocationSpeedAndUnmapsItsBuffers) {
-  auto spec = testing::MakeSpec("mem", config::ProbeKind::kMemory, "", 32 << 20);
+  auto spec = testing::MakeSpec("mem", probes::ProbeKind::kMemory, "", 32 << 20);
   spec.time_budget = std::chrono::milliseconds(50);
   const std::uint64_t rss_before = ResidentBytes();
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(""));

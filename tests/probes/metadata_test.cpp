@@ -27,7 +27,7 @@ std::size_t CountEntries(const std::filesystem::path& dir) {
 TEST(MetadataProbe, CreatesStatsAndDeletesEveryFileAndLeavesTheDirectoryEmpty) {
   TempDir dir;
   std::ofstream(dir.path() / "users-file") << "keep me";
-  auto spec = testing::MakeSpec("m", config::ProbeKind::kMetadata, dir.str());
+  auto spec = testing::MakeSpec("m", probes::ProbeKind::kMetadata, dir.str());
   spec.files = 40;
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(""));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -52,7 +52,7 @@ TEST(MetadataProbe, RemovesLeftoversOfACrashedRunFirst) {
   const auto meta = *EnsureMetaDir(dir.path());
   std::ofstream(meta / "f003").close();
   std::ofstream(meta / "f010").close();
-  const ProbeResult r = RunProbe(testing::MakeSpec("m", config::ProbeKind::kMetadata, dir.str()),
+  const ProbeResult r = RunProbe(testing::MakeSpec("m", probes::ProbeKind::kMetadata, dir.str()),
                                  testing::MakeEnv(""));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;  // O_EXCL would have failed on a leftover
   EXPECT_EQ(r.extra.at("leftovers_removed"), 2);
@@ -63,7 +63,7 @@ TEST(MetadataProbe, NeedsADirectoryTarget) {
   TempDir dir;
   ASSERT_TRUE(testing::WriteRandomFile(dir.path() / "f", 4096));
   const ProbeResult r =
-      RunProbe(testing::MakeSpec("m", config::ProbeKind::kMetadata, (dir.path() / "f").string()),
+      RunProbe(testing::MakeSpec("m", probes::ProbeKind::kMetadata, (dir.path() / "f").string()),
                testing::MakeEnv(""));
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_NE(r.error.find("directory"), std::string::npos) << r.error;
@@ -77,7 +77,7 @@ TEST(MetadataProbe, FailsOnENOSPCWithoutLeavingPartialFiles) {
       return {{"mount", "failed"}};
     }
     auto m = testing::Summarize(RunProbe(
-        testing::MakeSpec("m", config::ProbeKind::kMetadata, dir.str()), testing::MakeEnv("")));
+        testing::MakeSpec("m", probes::ProbeKind::kMetadata, dir.str()), testing::MakeEnv("")));
     m["left"] = std::to_string(CountEntries(dir.path() / std::string(kMetaDirName)));
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
@@ -101,7 +101,7 @@ TEST(MetadataProbe, FailsOnAReadOnlyFilesystem) {
       return {{"mount", "remount failed"}};
     }
     auto m = testing::Summarize(RunProbe(
-        testing::MakeSpec("m", config::ProbeKind::kMetadata, dir.str()), testing::MakeEnv("")));
+        testing::MakeSpec("m", probes::ProbeKind::kMetadata, dir.str()), testing::MakeEnv("")));
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });

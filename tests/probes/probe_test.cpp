@@ -67,7 +67,7 @@ TEST(CalibratedBudget, KeepsEightyPercentOfATimeLimitedReadClampedToSixteenTo128
 
 TEST(Calibration, RoundTripsAndIgnoresAFileMadeForAnotherTargetOrKind) {
   testing::TempDir dir;
-  auto spec = testing::MakeSpec("sda-buffered", config::ProbeKind::kBuffered, "/dev/my disk", 0);
+  auto spec = testing::MakeSpec("sda-buffered", probes::ProbeKind::kBuffered, "/dev/my disk", 0);
   EXPECT_FALSE(LoadCalibration(dir.path(), spec).has_value());
   ASSERT_TRUE(SaveCalibration(dir.path(), spec, 48ull << 20));
   EXPECT_EQ(LoadCalibration(dir.path(), spec), std::optional<std::uint64_t>(48ull << 20));
@@ -75,7 +75,7 @@ TEST(Calibration, RoundTripsAndIgnoresAFileMadeForAnotherTargetOrKind) {
   moved.target = "/dev/sdb";
   EXPECT_FALSE(LoadCalibration(dir.path(), moved).has_value());
   auto other_kind = spec;
-  other_kind.kind = config::ProbeKind::kDirect;
+  other_kind.kind = probes::ProbeKind::kDirect;
   EXPECT_FALSE(LoadCalibration(dir.path(), other_kind).has_value());
   struct stat st {};
   ASSERT_EQ(stat((dir.path() / "calibration").c_str(), &st), 0);

@@ -69,9 +69,9 @@ inline bool WriteRandomFile(const std::filesystem::path& path, std::uint64_t byt
   return ok;
 }
 
-inline config::ProbeSpec MakeSpec(const std::string& name, config::ProbeKind kind,
+inline probes::ProbeSpec MakeSpec(const std::string& name, probes::ProbeKind kind,
                                   const std::string& target, std::uint64_t size = 16ull << 20) {
-  config::ProbeSpec spec;
+  probes::ProbeSpec spec;
   spec.name = name;
   spec.kind = kind;
   spec.target = target;

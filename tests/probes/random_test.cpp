@@ -34,7 +34,7 @@ TEST(RandomProbe, TimesEachRequestedReadAndDiscardsTheWarmUp) {
   TempDir dir;
   const std::string file = (dir.path() / "f").string();
   ASSERT_TRUE(testing::WriteRandomFile(file, 16 << 20));
-  auto spec = testing::MakeSpec("r", config::ProbeKind::kRandom, file);
+  auto spec = testing::MakeSpec("r", probes::ProbeKind::kRandom, file);
   spec.requests = 50;
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(dir.path()));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
@@ -48,7 +48,7 @@ TEST(RandomProbe, FadviseModeDropsEachPageFirstAndLeavesNothingCached) {
   TempDir dir;
   const std::string file = (dir.path() / "f").string();
   ASSERT_TRUE(testing::WriteRandomFile(file, 16 << 20));
-  auto spec = testing::MakeSpec("r", config::ProbeKind::kRandom, file);
+  auto spec = testing::MakeSpec("r", probes::ProbeKind::kRandom, file);
   spec.requests = 20;
   {  // start cold: the write left the file cached
     auto fd = OpenReadOnly(file);
@@ -77,7 +77,7 @@ TEST(RandomProbe, IsUnsupportedWhereNeitherODirectNorTheDropWorks) {
       return {{"mount", "failed"}};
     }
     auto m = testing::Summarize(RunProbe(
-        testing::MakeSpec("r", config::ProbeKind::kRandom, dir.str()), testing::MakeEnv("")));
+        testing::MakeSpec("r", probes::ProbeKind::kRandom, dir.str()), testing::MakeEnv("")));
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });

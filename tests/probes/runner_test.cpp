@@ -24,11 +24,11 @@ TEST(RunProbe, RunsEveryKindOnADirectoryAndFillsTheCommonFields) {
   TempDir state;
   const auto env = testing::MakeEnv(state.path());
   for (auto kind :
-       {config::ProbeKind::kCached, config::ProbeKind::kBuffered, config::ProbeKind::kDirect,
-        config::ProbeKind::kRandom, config::ProbeKind::kMetadata, config::ProbeKind::kMemory}) {
-    const std::string name(config::ProbeKindName(kind));
+       {probes::ProbeKind::kCached, probes::ProbeKind::kBuffered, probes::ProbeKind::kDirect,
+        probes::ProbeKind::kRandom, probes::ProbeKind::kMetadata, probes::ProbeKind::kMemory}) {
+    const std::string name(probes::ProbeKindName(kind));
     auto spec = testing::MakeSpec("p-" + name, kind,
-                                  kind == config::ProbeKind::kMemory ? "" : dir.str(), 8 << 20);
+                                  kind == probes::ProbeKind::kMemory ? "" : dir.str(), 8 << 20);
     spec.time_budget = std::chrono::milliseconds(50);
     const double before = WallSeconds();
     const ProbeResult r = RunProbe(spec, env);
@@ -41,14 +41,14 @@ TEST(RunProbe, RunsEveryKindOnADirectoryAndFillsTheCommonFields) {
     EXPECT_GT(r.duration_seconds, 0);
     EXPECT_GE(r.cpu_user_seconds, 0);
     EXPECT_GE(r.cpu_system_seconds, 0);
-    if (kind == config::ProbeKind::kCached || kind == config::ProbeKind::kMemory) {
+    if (kind == probes::ProbeKind::kCached || kind == probes::ProbeKind::kMemory) {
       EXPECT_GT(r.cpu_user_seconds + r.cpu_system_seconds, 0.02);  // ≥ 50 ms of copying
     }
     EXPECT_TRUE(r.context.count("MemFree"));
     EXPECT_TRUE(r.context.count("MemAvailable"));
     EXPECT_TRUE(r.uptime_seconds.has_value());
     EXPECT_FALSE(r.vmstat_delta.empty());
-    if (kind != config::ProbeKind::kMemory) {
+    if (kind != probes::ProbeKind::kMemory) {
       EXPECT_FALSE(r.target_info.fstype.empty());
     }
   }
@@ -71,7 +71,7 @@ TEST(RunProbe, RunsAtBestEffortSevenAndRestoresThePriority) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
-  auto spec = testing::MakeSpec("mem", config::ProbeKind::kMemory, "", 16 << 20);
+  auto spec = testing::MakeSpec("mem", probes::ProbeKind::kMemory, "", 16 << 20);
   spec.time_budget = std::chrono::milliseconds(200);
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(""));
   done = true;
@@ -88,7 +88,7 @@ TEST(RunProbe, StopsAtTheNextCheckWhenCancelled) {
   ProbeEnv env = testing::MakeEnv("");
   env.cancel = &cancel;
   auto spec =
-      testing::MakeSpec("b", config::ProbeKind::kBuffered, (dir.path() / "f").string(), 32 << 20);
+      testing::MakeSpec("b", probes::ProbeKind::kBuffered, (dir.path() / "f").string(), 32 << 20);
   spec.time_budget = std::chrono::seconds(10);
   const ProbeResult r = RunProbe(spec, env);
   EXPECT_EQ(r.outcome, Outcome::kSkipped);
@@ -98,7 +98,7 @@ TEST(RunProbe, StopsAtTheNextCheckWhenCancelled) {
 
 TEST(RunProbe, TimesOutAtTheSpecTimeoutBetweenCalls) {
   TempDir dir;
-  auto spec = testing::MakeSpec("mem", config::ProbeKind::kMemory, "", 16 << 20);
+  auto spec = testing::MakeSpec("mem", probes::ProbeKind::kMemory, "", 16 << 20);
   spec.timeout = std::chrono::milliseconds(1);
   spec.time_budget = std::chrono::milliseconds(100);  // windows of 20 ms > the timeout
   const ProbeResult r = RunProbe(spec, testing::MakeEnv(""));

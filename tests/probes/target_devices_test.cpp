@@ -20,9 +20,9 @@ TEST(TargetDevices, RecordsTheFirstDeviceAndReportsAChange) {
 
 TEST(RunProbe, RefusesADirectoryTargetThatMovedToAnotherFilesystem) {
   testing::TempDir dir;
-  config::ProbeSpec spec;
+  probes::ProbeSpec spec;
   spec.name = "moved";
-  spec.kind = config::ProbeKind::kMetadata;
+  spec.kind = probes::ProbeKind::kMetadata;
   spec.target = dir.path().string();
   ProbeEnv env;
   env.target_devices = std::make_shared<TargetDevices>();

@@ -133,15 +133,15 @@ TEST(QueryDioAlignment, UsesStatxOnAFileThatSupportsODirect) {
 
 TEST(DeviceKey, GroupsPathsByFilesystemWithoutTouchingThem) {
   TempDir dir;
-  auto spec = testing::MakeSpec("a", config::ProbeKind::kBuffered, dir.str() + "/x");
-  auto spec2 = testing::MakeSpec("b", config::ProbeKind::kMetadata, dir.str());
+  auto spec = testing::MakeSpec("a", probes::ProbeKind::kBuffered, dir.str() + "/x");
+  auto spec2 = testing::MakeSpec("b", probes::ProbeKind::kMetadata, dir.str());
   // A path that does not exist (or would hang) still gets a key: nothing is stat()ed.
-  auto ghost = testing::MakeSpec("c", config::ProbeKind::kDirect, dir.str() + "/no/such/dir");
+  auto ghost = testing::MakeSpec("c", probes::ProbeKind::kDirect, dir.str() + "/no/such/dir");
   EXPECT_EQ(DeviceKey(spec), DeviceKey(spec2));
   EXPECT_EQ(DeviceKey(spec), DeviceKey(ghost));
-  auto mem = testing::MakeSpec("m", config::ProbeKind::kMemory, "");
+  auto mem = testing::MakeSpec("m", probes::ProbeKind::kMemory, "");
   EXPECT_EQ(DeviceKey(mem), "memory");
-  auto shm = testing::MakeSpec("s", config::ProbeKind::kCached, "/dev/shm/x");
+  auto shm = testing::MakeSpec("s", probes::ProbeKind::kCached, "/dev/shm/x");
   EXPECT_NE(DeviceKey(shm), DeviceKey(spec));
   EXPECT_EQ(DeviceKey(shm).rfind("dev:0:", 0), 0u) << DeviceKey(shm);
 }

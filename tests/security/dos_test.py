@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Denial of service: legitimate scrapes keep working while 190 hostile connections are open
-(max_connections 64, the default), for the kinds of tests/bench/hostile_clients.py:
+(max_connections 64, the default), for the kinds of tests/lib/iodrift_test/hostile_clients.py:
 
   slowloris  request heads one byte a second          (plain)
   slowbody   POST bodies one byte a second            (plain)
@@ -9,7 +9,7 @@
   handshake  TLS handshakes never finished            (TLS)
 
 For each: zero failed scrapes (no answer within 8 s, or not 200) and p99 under a generous 2.5 s (the figures in README come from
-the benchmark run of the same code, tests/bench/hostile_clients.py). Before the fix, slowloris
+the benchmark run of the same code, tests/lib/iodrift_test/hostile_clients.py). Before the fix, slowloris
 beyond max_connections made scrapes wait ~10 s (the connection timeout) and fail, slow bodies
 were never cut, and stalled TLS handshakes failed scrapes.
 
@@ -21,9 +21,7 @@ import os
 import shutil
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-import hostile_clients as hc  # noqa: E402
-
+from iodrift_test import hostile_clients as hc
 from iodrift_test.daemon import ConfDaemon
 from iodrift_test.skip import fail, skip
 from iodrift_test.web import make_cert
@@ -45,9 +43,11 @@ def run(d, kinds, cafile=None):
         print(hc.describe(r), flush=True)
         if not d.alive():
             fail(f"iodriftd died under {kind}: {d.stderr()[-2000:]}")
-        if r["hostile_open"] < HOSTILE // 2:
-            fail(f"{kind}: only {r['hostile_open']} hostile connections open, the test did not "
-                 f"load the server")
+        # Loaded: the attacker held most of its connections open, or the server cut them as fast
+        # as they came (early body reject) and the attacker kept reopening them.
+        if r["hostile_open"] < HOSTILE // 2 and r["opens"] < 4 * HOSTILE:
+            fail(f"{kind}: only {r['hostile_open']} hostile connections open and {r['opens']} "
+                 f"opened, the test did not load the server")
         results.append(r)
     return results
 

@@ -27,8 +27,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/analysis/baseline_store.h"
 #include "collectors/common/file_util.h"
-#include "collectors/probes/baseline_store.h"
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/metadata.h"
 #include "collectors/probes/runner.h"
@@ -103,7 +103,7 @@ TEST(MetadataSecurity, UnprivilegedSymlinkSwapRaceNeverDeletesElsewhere) {
       rmdir(aside.c_str());
     }
   }
-  auto spec = MakeSpec("meta", config::ProbeKind::kMetadata, shared.string());
+  auto spec = MakeSpec("meta", probes::ProbeKind::kMetadata, shared.string());
   spec.files = files;
   const auto env = MakeEnv("");
   int ok = 0, errors = 0;
@@ -129,7 +129,7 @@ TEST(MetadataSecurity, UnprivilegedSymlinkSwapRaceNeverDeletesElsewhere) {
 TEST(MetadataSecurity, RefusesSharedNonStickyDirectoryAndForeignMetaDir) {
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
-  auto spec = MakeSpec("meta", config::ProbeKind::kMetadata, dir.str());
+  auto spec = MakeSpec("meta", probes::ProbeKind::kMetadata, dir.str());
   ProbeResult r;
   RunMetadataProbe(spec, MakeEnv(""), RunControl{}, r);
   EXPECT_EQ(r.outcome, Outcome::kError);
@@ -172,7 +172,7 @@ TEST(StateFileSecurity, CalibrationNeverWritesThroughPlantedSymlinks) {
   WriteText(victim, "root's file\n");
   const fs::path cal = dir.path() / "calibration";
   ASSERT_EQ(mkdir(cal.c_str(), 0700), 0);
-  auto spec = MakeSpec("p", config::ProbeKind::kBuffered, "/x");
+  auto spec = MakeSpec("p", probes::ProbeKind::kBuffered, "/x");
   const std::string tmps[] = {"p.tmp", "p.tmp." + std::to_string(getpid())};
   for (const std::string& tmp : tmps) {
     ASSERT_EQ(symlink(victim.c_str(), (cal / tmp).c_str()), 0);
@@ -317,7 +317,7 @@ TEST(TargetSecurity, FileSwappedForSymlinkIsAnErrorNotARead) {
   ASSERT_TRUE(WriteRandomFile(secret, 4 << 20));
   auto env = MakeEnv("");
   env.target_devices = Pins();
-  const auto spec = MakeSpec("c", config::ProbeKind::kCached, target.string(), 4 << 20);
+  const auto spec = MakeSpec("c", probes::ProbeKind::kCached, target.string(), 4 << 20);
   ASSERT_EQ(RunProbe(spec, env).outcome, Outcome::kOk);
   fs::remove(target);
   ASSERT_EQ(symlink(secret.c_str(), target.c_str()), 0);
@@ -335,7 +335,7 @@ TEST(TargetSecurity, ConfiguredSymlinkIsResolvedOnceAndPinned) {
   ASSERT_EQ(symlink(a.c_str(), link.c_str()), 0);
   auto env = MakeEnv("");
   env.target_devices = Pins();
-  const auto spec = MakeSpec("c", config::ProbeKind::kCached, link.string(), 4 << 20);
+  const auto spec = MakeSpec("c", probes::ProbeKind::kCached, link.string(), 4 << 20);
   ASSERT_EQ(RunProbe(spec, env).outcome, Outcome::kOk);
   // The link now points at something else (here a FIFO): the pinned file is still what is read.
   fs::remove(link);
@@ -351,7 +351,7 @@ TEST(TargetSecurity, ReplacedRegularFileStartsANewBaseline) {
   ASSERT_TRUE(WriteRandomFile(target, 4 << 20));
   auto env = MakeEnv("");
   env.target_devices = Pins();
-  const auto spec = MakeSpec("c", config::ProbeKind::kCached, target.string(), 4 << 20);
+  const auto spec = MakeSpec("c", probes::ProbeKind::kCached, target.string(), 4 << 20);
   const auto first = RunProbe(spec, env);
   ASSERT_EQ(first.outcome, Outcome::kOk);
   ProbeBaseline pb;
@@ -380,7 +380,7 @@ TEST(TargetSecurity, FileReplacedByBlockDeviceIsAnError) {
   ASSERT_TRUE(WriteRandomFile(target, 4 << 20));
   auto env = MakeEnv("");
   env.target_devices = Pins();
-  const auto spec = MakeSpec("c", config::ProbeKind::kCached, target.string(), 4 << 20);
+  const auto spec = MakeSpec("c", probes::ProbeKind::kCached, target.string(), 4 << 20);
   const auto first = RunProbe(spec, env);
   fs::remove(target);
   ASSERT_EQ(mknod(target.c_str(), S_IFBLK | 0600, dst.st_rdev), 0);
@@ -400,7 +400,7 @@ TEST(TargetSecurity, SparseAndFallocatedFilesAreRefused) {
   { std::ofstream(sparse).flush(); }
   ASSERT_EQ(truncate(sparse.c_str(), 64 << 20), 0);
   const auto env = MakeEnv("");
-  const auto r = RunProbe(MakeSpec("s", config::ProbeKind::kCached, sparse.string(), 4 << 20), env);
+  const auto r = RunProbe(MakeSpec("s", probes::ProbeKind::kCached, sparse.string(), 4 << 20), env);
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_NE(r.error.find("sparse"), std::string::npos) << r.error;
 
@@ -410,7 +410,7 @@ TEST(TargetSecurity, SparseAndFallocatedFilesAreRefused) {
   const int frc = fallocate(fd, 0, 0, 16 << 20);
   close(fd);
   if (frc != 0) GTEST_SKIP() << "/tmp has no fallocate";
-  const auto f = RunProbe(MakeSpec("f", config::ProbeKind::kRandom, falloc.string(), 0), env);
+  const auto f = RunProbe(MakeSpec("f", probes::ProbeKind::kRandom, falloc.string(), 0), env);
   EXPECT_EQ(f.outcome, Outcome::kError);
   EXPECT_NE(f.error.find("sparse"), std::string::npos) << f.error;
 
@@ -429,7 +429,7 @@ TEST(TargetSecurity, PseudoFilesystemAttributesAreRefused) {
   EXPECT_EQ(PseudoFilesystemName(0xEF53), "");  // ext4
   const std::string attr = "/sys/kernel/mm/transparent_hugepage/enabled";
   if (!fs::exists(attr)) GTEST_SKIP() << attr << " missing";
-  const auto r = RunProbe(MakeSpec("s", config::ProbeKind::kCached, attr, 4096), MakeEnv(""));
+  const auto r = RunProbe(MakeSpec("s", probes::ProbeKind::kCached, attr, 4096), MakeEnv(""));
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_NE(r.error.find("sysfs"), std::string::npos) << r.error;
   EXPECT_EQ(r.bytes, 0u);
@@ -463,7 +463,7 @@ TEST(TargetSecurity, NearlyFullFilesystemGetsNoProbeFile) {
   env.probe_file_bytes = 16 << 20;
   struct statvfs before {};
   statvfs(mnt.c_str(), &before);
-  const auto r = RunProbe(MakeSpec("d", config::ProbeKind::kBuffered, mnt.string(), 0), env);
+  const auto r = RunProbe(MakeSpec("d", probes::ProbeKind::kBuffered, mnt.string(), 0), env);
   struct statvfs after {};
   statvfs(mnt.c_str(), &after);
   const bool made = fs::exists(mnt / kProbeFileName);

@@ -30,8 +30,8 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "daemon/dbus/names.h"
 #include "daemon/dbus/result_dict.h"
-#include "daemon/dbus/service.h"
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
 #include "iodrift_version.h"
@@ -374,7 +374,7 @@ int Watch(Client& client, const std::string& bus, bool json) {
         }
       }
       std::printf("%s  %s  %s  %s  %s  %s  %s%s\n", Timestamp(r.start_time_seconds).c_str(),
-                  r.name.c_str(), std::string(iodrift::config::ProbeKindName(r.kind)).c_str(),
+                  r.name.c_str(), std::string(iodrift::probes::ProbeKindName(r.kind)).c_str(),
                   iodrift::probes::OutcomeName(r.outcome), figure.c_str(),
                   iodrift::daemon::FormatSeconds(r.duration_seconds).c_str(),
                   r.error.empty() ? "" : "error: ", r.error.c_str());

@@ -1,4 +1,4 @@
-#include "collectors/probes/drift.h"
+#include "collectors/analysis/drift.h"
 
 #include <algorithm>
 #include <cmath>
@@ -45,16 +45,16 @@ DriftFeatures UnknownFeatures() {
   return f;
 }
 
-bool IsThroughputKind(config::ProbeKind kind) {
-  return kind != config::ProbeKind::kRandom && kind != config::ProbeKind::kMetadata;
+bool IsThroughputKind(ProbeKind kind) {
+  return kind != ProbeKind::kRandom && kind != ProbeKind::kMetadata;
 }
 
-std::string_view DriftFigureOp(config::ProbeKind kind) {
+std::string_view DriftFigureOp(ProbeKind kind) {
   if (IsThroughputKind(kind)) return "";
-  return kind == config::ProbeKind::kRandom ? "read" : "create";
+  return kind == ProbeKind::kRandom ? "read" : "create";
 }
 
-std::string_view DriftFigureUnit(config::ProbeKind kind) {
+std::string_view DriftFigureUnit(ProbeKind kind) {
   return IsThroughputKind(kind) ? "bytes/s" : "ops/s";
 }
 

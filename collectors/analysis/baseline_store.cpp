@@ -1,4 +1,4 @@
-#include "collectors/probes/baseline_store.h"
+#include "collectors/analysis/baseline_store.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -41,7 +41,7 @@ std::string Number(double v) {
 std::string Opt(const std::optional<double>& v) { return v ? Number(*v) : "-"; }
 
 std::string KeyFields(const BaselineKey& k) {
-  return PercentEncode(k.name) + " " + std::string(config::ProbeKindName(k.kind)) + " " +
+  return PercentEncode(k.name) + " " + std::string(ProbeKindName(k.kind)) + " " +
          PercentEncode(k.target) + " " + std::to_string(k.size);
 }
 
@@ -67,7 +67,7 @@ bool ParseOpt(std::string_view s, std::optional<double>& out) {
 bool ParseKey(const std::vector<std::string_view>& f, std::size_t at, BaselineKey& key) {
   if (f.size() < at + 4) return false;
   auto name = PercentDecode(f[at]);
-  auto kind = config::ParseProbeKind(f[at + 1]);
+  auto kind = ParseProbeKind(f[at + 1]);
   auto target = PercentDecode(f[at + 2]);
   auto size = text::ParseU64(f[at + 3]);
   if (!name || name->empty() || !kind || !target || !size) return false;

@@ -75,10 +75,10 @@ DriftFeatures UnknownFeatures();
 // the result did not succeed or lacks the figure, or the figure is not finite and positive.
 std::optional<double> DriftFigure(const ProbeResult& result);
 // The op of that figure: "read" for random, "create" for metadata, "" for throughput kinds.
-std::string_view DriftFigureOp(config::ProbeKind kind);
+std::string_view DriftFigureOp(ProbeKind kind);
 // "bytes/s" or "ops/s".
-std::string_view DriftFigureUnit(config::ProbeKind kind);
-bool IsThroughputKind(config::ProbeKind kind);
+std::string_view DriftFigureUnit(ProbeKind kind);
+bool IsThroughputKind(ProbeKind kind);
 
 DriftFeatures ExtractDriftFeatures(const ProbeResult& result);
 

@@ -40,8 +40,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/analysis/drift.h"
 #include "collectors/common/error.h"
-#include "collectors/probes/drift.h"
 #include "collectors/probes/probe.h"
 
 namespace iodrift::probes {
@@ -56,7 +56,7 @@ inline constexpr std::size_t kMaxBaselineFileBytes = 16u << 20;
 
 struct BaselineKey {
   std::string name;
-  config::ProbeKind kind = config::ProbeKind::kCached;
+  ProbeKind kind = ProbeKind::kCached;
   std::string target;
   std::uint64_t size = 0;  // ProbeResult::spec_size
 

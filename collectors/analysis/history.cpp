@@ -1,4 +1,4 @@
-#include "collectors/probes/history.h"
+#include "collectors/analysis/history.h"
 
 #include <algorithm>
 #include <cmath>
@@ -76,7 +76,7 @@ const HistoryPoint& HistoryRing::operator[](std::size_t i) const {
   return (*chunks_[j / kHistoryChunk])[j % kHistoryChunk];
 }
 
-ProbeHistory ThinHistory(const std::string& name, config::ProbeKind kind, const std::string& target,
+ProbeHistory ThinHistory(const std::string& name, ProbeKind kind, const std::string& target,
                          const HistoryRing& ring, std::size_t max_points) {
   ProbeHistory out;
   out.name = name;

@@ -1,7 +1,7 @@
 // Baselines that survive restarts: the pure rules, the state file's format, and ProbeStates with
 // persistence on a real directory (restart, new boot, changed size, corrupt and truncated files,
 // a write cut short by kill -9, a state dir that cannot be written).
-#include "collectors/probes/baseline_store.h"
+#include "collectors/analysis/baseline_store.h"
 
 #include <fstream>
 #include <sstream>
@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 ProbeResult Result(double throughput, std::uint64_t size = 64ull << 20, double uptime = 100) {
   ProbeResult r;
   r.name = "disk buffered";  // a space: names and targets are percent-encoded
-  r.kind = config::ProbeKind::kBuffered;
+  r.kind = probes::ProbeKind::kBuffered;
   r.target = "/srv/data 100%/probe";
   r.outcome = Outcome::kOk;
   r.spec_size = size;
@@ -151,7 +151,7 @@ TEST(ParseBaselineState, RoundTripsEveryField) {
   UpdateBaseline(done, Result(50, 64ull << 20, 1234.5));
   ProbeResult mem = Result(1e10, 0);
   mem.name = "mem";
-  mem.kind = config::ProbeKind::kMemory;
+  mem.kind = probes::ProbeKind::kMemory;
   mem.target = "";
   UpdateBaseline(s.probes["mem"], mem);  // one sample so far
   s = ForBoot(s, "boot-b", 1764690000);
@@ -330,7 +330,7 @@ TEST(ProbeStates, BaselinesForOpsKindsAreInOpsPerSecond) {
   ProbeStates store;
   for (int i = 0; i < 5; ++i) {
     ProbeResult r = Result(0);
-    r.kind = config::ProbeKind::kRandom;
+    r.kind = probes::ProbeKind::kRandom;
     r.throughput_bytes_per_second.reset();
     r.ops_per_second["read"] = 1000 + i;
     probes::testing::DefineAndRecord(store, r);

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/probes/drift.h"
+#include "collectors/analysis/drift.h"
 #include "collectors/probes/probe.h"
 
 namespace iodrift::probes {
@@ -49,7 +49,7 @@ struct HistoryPoint {
 
 struct ProbeHistory {
   std::string name;
-  config::ProbeKind kind = config::ProbeKind::kCached;
+  ProbeKind kind = ProbeKind::kCached;
   std::string target;
   std::deque<HistoryPoint> points;  // oldest first
   std::size_t runs_kept = 0;        // points in the ring (a thinned Snapshot returns fewer)
@@ -93,7 +93,7 @@ class HistoryRing {
 
 // The history of one probe as the status page and the API show it: `ring` thinned to at most
 // `max_points` (EvenlySpacedIndices), with the ring's size in runs_kept.
-ProbeHistory ThinHistory(const std::string& name, config::ProbeKind kind, const std::string& target,
+ProbeHistory ThinHistory(const std::string& name, ProbeKind kind, const std::string& target,
                          const HistoryRing& ring, std::size_t max_points);
 
 }  // namespace iodrift::probes

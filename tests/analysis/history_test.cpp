@@ -1,4 +1,4 @@
-#include "collectors/probes/history.h"
+#include "collectors/analysis/history.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@ namespace {
 ProbeResult RandomOk(double t, double ops) {
   ProbeResult r;
   r.name = "disk-random";
-  r.kind = config::ProbeKind::kRandom;
+  r.kind = probes::ProbeKind::kRandom;
   r.target = "/dev/vdb";
   r.outcome = Outcome::kOk;
   r.start_time_seconds = t;
@@ -110,7 +110,7 @@ TEST(EvenlySpacedIndices, KeepsFirstAndLastAndAllWhenFew) {
 
 TEST(ThinHistory, CopiesAtMostMaxPointsAndTellsTheRingSize) {
   const HistoryRing ring = Filled(0, 999, 1000);
-  const ProbeHistory thin = ThinHistory("p", config::ProbeKind::kRandom, "/dev/vdb", ring, 10);
+  const ProbeHistory thin = ThinHistory("p", probes::ProbeKind::kRandom, "/dev/vdb", ring, 10);
   EXPECT_EQ(thin.name, "p");
   EXPECT_EQ(thin.points.size(), 10u);
   EXPECT_EQ(thin.runs_kept, 1000u);

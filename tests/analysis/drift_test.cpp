@@ -1,6 +1,6 @@
 // Drift analysis on synthetic series with known answers: feature extraction, average ranks,
 // Spearman (ties, too few points, constant series, noise), the window and the explain text.
-#include "collectors/probes/drift.h"
+#include "collectors/analysis/drift.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +21,7 @@ constexpr std::size_t Idx(DriftFeature f) { return static_cast<std::size_t>(f); 
 ProbeResult Buffered(double throughput, double sunreclaim, double uptime) {
   ProbeResult r;
   r.name = "disk-buffered";
-  r.kind = config::ProbeKind::kBuffered;
+  r.kind = probes::ProbeKind::kBuffered;
   r.target = "/dev/vda";
   r.outcome = Outcome::kOk;
   r.spec_size = 64ull << 20;
@@ -36,10 +36,10 @@ ProbeResult Buffered(double throughput, double sunreclaim, double uptime) {
 TEST(DriftFigure, PicksThroughputOrTheKindsOperation) {
   ProbeResult r = Buffered(100, 0, 0);
   EXPECT_EQ(DriftFigure(r), 100);
-  r.kind = config::ProbeKind::kRandom;
+  r.kind = probes::ProbeKind::kRandom;
   r.ops_per_second = {{"read", 250}};
   EXPECT_EQ(DriftFigure(r), 250);
-  r.kind = config::ProbeKind::kMetadata;
+  r.kind = probes::ProbeKind::kMetadata;
   r.ops_per_second = {{"create", 40}, {"stat", 9000}};
   EXPECT_EQ(DriftFigure(r), 40);
   r.outcome = Outcome::kError;

@@ -13,8 +13,8 @@ prints the scrapes' p50/p99/max latency and failures:
 
 Over TLS (--tls CAFILE) the HTTP kinds run inside a completed TLS handshake.
 
-    tests/bench/hostile_clients.py --port 9723 --kind slowloris --hostile 190 --seconds 20
-    tests/bench/hostile_clients.py --port 9723 --tls ca.crt --kind handshake
+    PYTHONPATH=tests/lib python3 -m iodrift_test.hostile_clients --port 9723 --kind slowloris --hostile 190 --seconds 20
+    PYTHONPATH=tests/lib python3 -m iodrift_test.hostile_clients --port 9723 --tls ca.crt --kind handshake
 
 Also a module: tests/security/dos_test.py runs measure() against a daemon it starts.
 Python stdlib only.

@@ -1,0 +1,26 @@
+#include "collectors/probes/probe_spec.h"
+
+#include <array>
+
+namespace iodrift::probes {
+namespace {
+
+constexpr std::array<std::string_view, 6> kKindNames = {"cached", "buffered", "direct",
+                                                        "random", "metadata", "memory"};
+
+}  // namespace
+
+std::string_view ProbeKindName(ProbeKind kind) {
+  const auto index = static_cast<std::size_t>(kind);
+  if (index < kKindNames.size()) return kKindNames[index];
+  return "unknown";
+}
+
+std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == name) return static_cast<ProbeKind>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace iodrift::probes
