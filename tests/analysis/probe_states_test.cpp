@@ -55,7 +55,8 @@ TEST(ProbeStates, AResultOfARemovedProbeIsDropped) {
   states.Define({Spec("b")});
   EXPECT_FALSE(states.Record(late));
   EXPECT_EQ(states.Get("a"), nullptr);
-  for (const auto& state : *states.Snapshot()) EXPECT_NE(state->spec.name, "a");
+  const auto snapshot = states.Snapshot();  // held for the loop (C++20 range-for)
+  for (const auto& state : *snapshot) EXPECT_NE(state->spec.name, "a");
   EXPECT_TRUE(states.Baselines().probes.count("a") == 0);
 }
 
@@ -162,7 +163,9 @@ TEST(ProbeStates, ConcurrentReloadsNeverBringARemovedProbeBack) {
       current = states.Define(specs);
     }
     if (!with_flip) {
-      for (const auto& state : *states.Snapshot()) {
+      // Hold the snapshot: `for (… : *states.Snapshot())` frees it while looping (C++20).
+      const auto snapshot = states.Snapshot();
+      for (const auto& state : *snapshot) {
         if (state->spec.name == "flip") ++seen_removed;
       }
       if (states.Get("flip")) ++seen_removed;

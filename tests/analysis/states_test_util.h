@@ -34,7 +34,8 @@ inline bool DefineAndRecord(ProbeStates& states, ProbeResult r) {
   std::vector<probes::ProbeSpec> specs;
   bool found = false;
   const probes::ProbeSpec mine = SpecOf(r);
-  for (const auto& state : *states.Snapshot()) {
+  const auto snapshot = states.Snapshot();  // held for the loop (C++20 range-for)
+  for (const auto& state : *snapshot) {
     if (state->spec.name == r.name) {
       specs.push_back(mine);
       found = true;
