@@ -80,12 +80,20 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
                             "Per-operation latency of random and metadata probes, cumulative over "
                             "all runs since the daemon started.",
                             MetricType::Histogram);
-  auto latency_last = MakeFamily("iodrift_probe_latency_last_seconds",
-                                 "Per-operation latency of random and metadata probes: quantiles "
-                                 "0.5 and 0.99 (exact, nearest rank) of the last successful run; "
-                                 "_count and _sum cumulative since the daemon started, as in "
-                                 "iodrift_probe_latency_seconds.",
-                                 MetricType::Summary);
+  auto latency_last =
+      MakeFamily("iodrift_probe_latency_last_seconds",
+                 "Per-operation latency of random and metadata probes: quantiles "
+                 "0.5 and 0.99 (exact, nearest rank) of the last successful run, each only "
+                 "when iodrift_probe_latency_last_samples supports it; "
+                 "_count and _sum cumulative since the daemon started, as in "
+                 "iodrift_probe_latency_seconds.",
+                 MetricType::Summary);
+  auto latency_samples = MakeFamily(
+      "iodrift_probe_latency_last_samples",
+      "Operations timed in the last successful run of a random or metadata probe: the sample "
+      "count behind iodrift_probe_latency_last_seconds. A quantile is exported only when this "
+      "supports it (0.5 from 10 samples, 0.99 from 100).",
+      MetricType::Gauge);
   auto cpu = MakeFamily("iodrift_probe_cpu_seconds",
                         "CPU time of the probe thread during the run, by mode (system CPU per GiB "
                         "tells allocation cost from device time)." +
@@ -204,6 +212,9 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       metric.histogram.sample_sum = s.latency_total.sum_seconds;
       latency.metric.push_back(std::move(metric));
     }
+    if (r.success() && r.latency) {
+      AddSample(latency_samples, static_cast<double>(r.latency->count), labels);
+    }
     if (r.success() && r.latency && (r.latency->p50_seconds || r.latency->p99_seconds)) {
       prometheus::ClientMetric metric;
       metric.label = labels;
@@ -245,10 +256,10 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
     }
   }
   for (auto* family :
-       {&success,    &supported,    &duration,    &last_run, &interval,     &runs,
-        &read_total, &bytes,        &throughput,  &baseline, &baseline_ops, &ratio,
-        &worst,      &worst_uptime, &correlation, &ops,      &latency,      &latency_last,
-        &cpu,        &context,      &suspect,     &info,     &tax}) {
+       {&success,         &supported,    &duration,    &last_run, &interval,     &runs,
+        &read_total,      &bytes,        &throughput,  &baseline, &baseline_ops, &ratio,
+        &worst,           &worst_uptime, &correlation, &ops,      &latency,      &latency_last,
+        &latency_samples, &cpu,          &context,     &suspect,  &info,         &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

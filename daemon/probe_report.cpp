@@ -24,7 +24,8 @@ std::string ScaleBinary(double value, const char* const units[], int count) {
   return WithUnit(value, value >= 100 || i == 0 ? 0 : 2, units[i]);
 }
 
-// The headline figure of one result: throughput, or ops/s with latency percentiles.
+// The headline figure of one result: throughput, or ops/s with latency percentiles and the
+// sample count behind them.
 std::string Figure(const probes::ProbeResult& r) {
   if (!r.success()) return "-";
   std::string out;
@@ -33,9 +34,12 @@ std::string Figure(const probes::ProbeResult& r) {
     if (!out.empty()) out += ", ";
     out += WithUnit(rate, 0, (op + "/s").c_str());
   }
-  if (r.latency && r.latency->p50_seconds && r.latency->p99_seconds) {
-    out += " (p50 " + FormatSeconds(*r.latency->p50_seconds) + ", p99 " +
-           FormatSeconds(*r.latency->p99_seconds) + ")";
+  if (r.latency && r.latency->count > 0) {
+    // Only the percentiles the sample count supports (HonestPercentile), then the count.
+    std::string parts;
+    if (r.latency->p50_seconds) parts += "p50 " + FormatSeconds(*r.latency->p50_seconds) + ", ";
+    if (r.latency->p99_seconds) parts += "p99 " + FormatSeconds(*r.latency->p99_seconds) + ", ";
+    out += " (" + parts + "n=" + std::to_string(r.latency->count) + ")";
   }
   return out.empty() ? "-" : out;
 }

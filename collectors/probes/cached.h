@@ -6,6 +6,8 @@
 // mlock()ed when RLIMIT_MEMLOCK allows. Warm up with two pread()s of the region, check residency,
 // then time 5 windows of max(10 ms, time_budget/5) each, each window repeating
 // pread(fd, buf, region, 0). throughput = median window rate; extra: throughput_max/min,
+// throughput_mean (bytes / time over all windows: hdparm -T's own definition, which a
+// preempted window pulls down; the median resists that),
 // region_bytes, resident_fraction (before measuring), windows. A region found evicted after the
 // windows adds suspect `cache_evicted`. bytes = everything pread() returned (warm-up included).
 //

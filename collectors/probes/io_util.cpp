@@ -215,6 +215,18 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[rank - 1];
 }
 
+std::uint64_t MinSamplesForPercentile(double p) {
+  if (!(p > 0 && p < 1)) return kMinPercentileSamples;
+  // 1 / (1 − p), with the rounding error of 1 − 0.99 taken off before rounding up.
+  const auto above_one = static_cast<std::uint64_t>(std::ceil(1.0 / (1.0 - p) - 1e-9));
+  return std::max(kMinPercentileSamples, above_one);
+}
+
+std::optional<double> HonestPercentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty() || sorted.size() < MinSamplesForPercentile(p)) return std::nullopt;
+  return Percentile(sorted, p);
+}
+
 LatencyHistogram BuildLatencyHistogram(std::vector<double> samples_seconds) {
   const auto& bounds = LatencyBucketBounds();
   LatencyHistogram h;
@@ -227,8 +239,8 @@ LatencyHistogram BuildLatencyHistogram(std::vector<double> samples_seconds) {
   h.count = samples_seconds.size();
   if (!samples_seconds.empty()) {
     std::sort(samples_seconds.begin(), samples_seconds.end());
-    h.p50_seconds = Percentile(samples_seconds, 0.50);
-    h.p99_seconds = Percentile(samples_seconds, 0.99);
+    h.p50_seconds = HonestPercentile(samples_seconds, 0.50);
+    h.p99_seconds = HonestPercentile(samples_seconds, 0.99);
   }
   return h;
 }

@@ -103,11 +103,23 @@ SequentialReadStats ReadSequential(int fd, char* buffer, std::size_t chunk, std:
                                    const RunControl& control);
 
 // Builds the LatencyBucketBounds() histogram and nearest-rank p50/p99 from per-op latencies
-// (seconds). An empty input gives count 0 and no percentiles.
+// (seconds). count is always set; each percentile only when the count supports it
+// (HonestPercentile): p50 from 10 samples, p99 from 100.
 LatencyHistogram BuildLatencyHistogram(std::vector<double> samples_seconds);
 
 // Nearest-rank percentile (0 < p ≤ 1) of an ascending-sorted, non-empty vector.
 double Percentile(const std::vector<double>& sorted, double p);
+
+// The honest-percentile rule: the fewest samples from which the p-th percentile (0 < p < 1) is
+// reported. Two conditions: at least one sample must lie above the nearest-rank percentile
+// (n·(1−p) ≥ 1, so a "p99" is never just the largest sample: 100 for p99), and never fewer than
+// kMinPercentileSamples, below which no distribution-free 95 % confidence interval of a median
+// is narrower than the whole sample (6) with some margin (10 for p50).
+inline constexpr std::uint64_t kMinPercentileSamples = 10;
+std::uint64_t MinSamplesForPercentile(double p);
+
+// Percentile(sorted, p) when sorted.size() ≥ MinSamplesForPercentile(p), else nullopt.
+std::optional<double> HonestPercentile(const std::vector<double>& sorted, double p);
 
 // Sets the calling thread's I/O priority (and nice when given) and restores the previous values
 // on destruction. Failures are ignored (an unprivileged process may always lower its priority;

@@ -14,7 +14,9 @@
 // Any failure (ENOSPC, EROFS, EACCES, EDQUOT, …) ends the run as an error naming the call and
 // file; every file this run created is removed first, so nothing is left behind.
 // Exports: ops_per_second create/stat/delete = N / Σ that phase's latencies; one latency
-// histogram over all 3·N operations; extra create/stat/delete_p50_seconds, files. bytes = 0.
+// histogram over all 3·N operations; extra create/stat/delete_wall_ops_per_second (N / phase wall
+// time, first call to last return: bonnie++'s definition), create/stat/delete_p50_seconds (only
+// from 10 files: HonestPercentile), files. bytes = 0.
 //
 // Thread-safety: reentrant, but two runs on the same directory at once would collide on the
 // fixed names (the scheduler never does that: one probe per device at a time).

@@ -26,9 +26,9 @@ struct ProbeSpec {
   ProbeKind kind = ProbeKind::kCached;
   std::string target;  // block device, regular file or directory; empty for memory
   Duration interval = std::chrono::minutes(5);
-  std::uint64_t size = 0;       // bytes per run; 0 = calibrate once (sequential kinds)
-  std::uint32_t files = 64;     // metadata: files per run
-  std::uint32_t requests = 64;  // random: requests per run
+  std::uint64_t size = 0;         // bytes per run; 0 = calibrate once (sequential kinds)
+  std::uint32_t files = 64;       // metadata: files per run
+  std::uint32_t requests = 1000;  // random: requests per run (enough for an honest p99)
   Duration timeout = std::chrono::seconds(30);
   Duration time_budget = std::chrono::milliseconds(250);  // stop a run after this much reading
 

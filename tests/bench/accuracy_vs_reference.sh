@@ -11,11 +11,14 @@
 #
 # Pairs. Every round runs three blocks, each block an `iodriftd --once --json` run and the
 # reference tools it is compared with (their order within a block alternates between rounds):
-#   loop   cached, buffered, direct, random (64 and 1000 requests) on a 1 GiB loop device of
+#   loop   cached, buffered, direct, random (64 requests, and the default: 1000 within 1 s) on a
+#          1 GiB loop device of
 #          urandom data (--direct-io=on, backing file synced) against hdparm -T, hdparm -t,
 #          fio (buffered and O_DIRECT sequential, randread qd1) and ioping -D
 #   file   buffered, direct, random on a 1 GiB urandom file on ext4 against fio and ioping
-#   misc   metadata (64 and 16384 files) against bonnie++ -n 16, memory against a memcpy loop
+#   misc   metadata (64 and 16384 files) against bonnie++ -n 16 -s 0 (create, stat and delete:
+#          the probe's shuffled-order stat/delete against bonnie++'s random phase, which does the
+#          same, and against its readdir-order sequential phase), memory against a memcpy loop
 #          compiled here with cc -O2
 # Memory-state sensitive steps (buffered reads, first-touch allocation) start after `sync` and a
 # 3 s pause, as hdparm -t does itself: on a VM with free page reporting, memory freed less than
@@ -275,7 +278,7 @@ probes:
   - {name: loop-buffered, kind: buffered, target: $loopdev, interval: 5m, size: ${size_mib}MiB, timeout: 30s, time_budget: 5s}
   - {name: loop-direct, kind: direct, target: $loopdev, interval: 5m, size: ${size_mib}MiB, timeout: 30s, time_budget: 5s}
   - {name: loop-random, kind: random, target: $loopdev, interval: 5m, requests: 64, timeout: 30s}
-  - {name: loop-random-1k, kind: random, target: $loopdev, interval: 5m, requests: 1000, timeout: 30s, time_budget: 10s}
+  - {name: loop-random-default, kind: random, target: $loopdev, interval: 5m, timeout: 30s}
 EOF
 cat >"$work/file.yaml" <<EOF
 state_dir: $work/state
@@ -285,7 +288,7 @@ probes:
   - {name: file-buffered, kind: buffered, target: $file, interval: 5m, size: ${size_mib}MiB, timeout: 30s, time_budget: 5s}
   - {name: file-direct, kind: direct, target: $file, interval: 5m, size: ${size_mib}MiB, timeout: 30s, time_budget: 5s}
   - {name: file-random, kind: random, target: $file, interval: 5m, requests: 64, timeout: 30s}
-  - {name: file-random-1k, kind: random, target: $file, interval: 5m, requests: 1000, timeout: 30s, time_budget: 10s}
+  - {name: file-random-default, kind: random, target: $file, interval: 5m, timeout: 30s}
 EOF
 cat >"$work/misc.yaml" <<EOF
 state_dir: $work/state

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/analysis/probe_states.h"
+#include "collectors/probes/io_util.h"
 #include "tests/analysis/states_test_util.h"
 
 namespace iodrift::daemon {
@@ -191,6 +192,38 @@ TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
   out.clear();
   AppendProbeFamilies(*store.Snapshot(), out);
   EXPECT_EQ(Find(out, "iodrift_probe_latency_last_seconds"), nullptr);
+}
+
+TEST(AppendProbeFamilies, ExportsTheSampleCountAndOnlyTheQuantilesItSupports) {
+  probes::ProbeStates store;
+  ProbeResult r = Random(1000, 1e6, 10);
+  std::vector<double> lat;
+  for (int i = 1; i <= 64; ++i) lat.push_back(i * 1e-6);
+  r.latency = probes::BuildLatencyHistogram(lat);  // 64 samples: no honest p99
+  probes::testing::DefineAndRecord(store, r);
+  std::vector<prometheus::MetricFamily> out;
+  AppendProbeFamilies(*store.Snapshot(), out);
+  const auto* samples = Find(out, "iodrift_probe_latency_last_samples");
+  ASSERT_NE(samples, nullptr);
+  ASSERT_EQ(samples->metric.size(), 1u);
+  EXPECT_EQ(Label(samples->metric[0], "probe"), "disk-random");
+  EXPECT_DOUBLE_EQ(samples->metric[0].gauge.value, 64);
+  const auto* last = Find(out, "iodrift_probe_latency_last_seconds");
+  ASSERT_NE(last, nullptr);
+  ASSERT_EQ(last->metric.size(), 1u);
+  ASSERT_EQ(last->metric[0].summary.quantile.size(), 1u);
+  EXPECT_DOUBLE_EQ(last->metric[0].summary.quantile[0].quantile, 0.5);
+  EXPECT_DOUBLE_EQ(last->metric[0].summary.quantile[0].value, 32e-6);
+
+  // Too few for any percentile: the summary goes, the count stays.
+  r.latency = probes::BuildLatencyHistogram({1e-3, 2e-3, 3e-3});
+  probes::testing::DefineAndRecord(store, r);
+  out.clear();
+  AppendProbeFamilies(*store.Snapshot(), out);
+  EXPECT_EQ(Find(out, "iodrift_probe_latency_last_seconds"), nullptr);
+  samples = Find(out, "iodrift_probe_latency_last_samples");
+  ASSERT_NE(samples, nullptr);
+  EXPECT_DOUBLE_EQ(samples->metric[0].gauge.value, 3);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/probes/io_util.h"
+
 namespace iodrift::daemon {
 namespace {
 
@@ -68,6 +70,27 @@ TEST(ProbeResultsTable, AlignsColumnsAndListsErrorsBelow) {
       << table;
   EXPECT_NE(table.find("    context: MemFree 1.00 KiB, Cached 2.00 KiB\n"), std::string::npos)
       << table;
+}
+
+TEST(ProbeResultsTable, ShowsOnlyThePercentilesTheSampleCountSupportsAndTheCount) {
+  probes::ProbeResult r;
+  r.name = "sda-random";
+  r.kind = probes::ProbeKind::kRandom;
+  r.target = "/dev/sda";
+  r.outcome = probes::Outcome::kOk;
+  r.ops_per_second["read"] = 5000;
+  std::vector<double> lat;
+  for (int i = 1; i <= 64; ++i) lat.push_back(i * 1e-6);
+  r.latency = probes::BuildLatencyHistogram(lat);  // 64 samples: p50 yes, p99 no
+  std::string table = ProbeResultsTable({r});
+  EXPECT_NE(table.find("5000 read/s (p50 32"), std::string::npos) << table;
+  EXPECT_NE(table.find(", n=64)"), std::string::npos) << table;
+  EXPECT_EQ(table.find("p99"), std::string::npos) << table;
+  for (int i = 65; i <= 100; ++i) lat.push_back(i * 1e-6);
+  r.latency = probes::BuildLatencyHistogram(lat);
+  table = ProbeResultsTable({r});
+  EXPECT_NE(table.find("p99 99"), std::string::npos) << table;
+  EXPECT_NE(table.find(", n=100)"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ TEST(CachedProbe, ReadsTheWarmTwoMiBRegionRepeatedlyAndReportsTheMedianWindow) {
   EXPECT_LE(r.extra.at("throughput_min_bytes_per_second"), t);
   EXPECT_GE(r.extra.at("throughput_max_bytes_per_second"), t);
   EXPECT_EQ(r.extra.at("windows"), 5);
+  // hdparm -T's definition (all bytes / all time) lies between the slowest and fastest window.
+  const double mean = r.extra.at("throughput_mean_bytes_per_second");
+  EXPECT_GE(mean, r.extra.at("throughput_min_bytes_per_second") * 0.999);
+  EXPECT_LE(mean, r.extra.at("throughput_max_bytes_per_second") * 1.001);
   EXPECT_GE(r.extra.at("resident_fraction"), 0.99);
   // The bytes were read within the run: bytes / duration cannot exceed the fastest window much.
   EXPECT_LE(r.bytes / r.duration_seconds, r.extra.at("throughput_max_bytes_per_second") * 1.05);

@@ -33,7 +33,14 @@ TEST(MetadataProbe, CreatesStatsAndDeletesEveryFileAndLeavesTheDirectoryEmpty) {
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
   ASSERT_TRUE(r.latency);
   EXPECT_EQ(r.latency->count, 3u * 40);
-  for (const char* op : {"create", "stat", "delete"}) EXPECT_GT(r.ops_per_second.at(op), 0) << op;
+  for (const char* op : {"create", "stat", "delete"}) {
+    EXPECT_GT(r.ops_per_second.at(op), 0) << op;
+    // bonnie++'s definition (N / phase wall time) counts the gaps between calls too: never faster.
+    const std::string op_s(op);
+    EXPECT_GT(r.extra.at(op_s + "_wall_ops_per_second"), 0) << op;
+    EXPECT_LE(r.extra.at(op_s + "_wall_ops_per_second"), r.ops_per_second.at(op) * 1.0001) << op;
+    EXPECT_GT(r.extra.at(op_s + "_p50_seconds"), 0) << op;  // 40 samples: a median
+  }
   EXPECT_EQ(r.extra.at("files"), 40);
   EXPECT_EQ(r.extra.at("leftovers_removed"), 0);
   EXPECT_EQ(r.bytes, 0u);
@@ -57,6 +64,22 @@ TEST(MetadataProbe, RemovesLeftoversOfACrashedRunFirst) {
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;  // O_EXCL would have failed on a leftover
   EXPECT_EQ(r.extra.at("leftovers_removed"), 2);
   EXPECT_EQ(CountEntries(meta), 0u);
+}
+
+TEST(MetadataProbe, ReportsNoPhaseMedianFromFewerThanTenFiles) {
+  TempDir dir;
+  auto spec = testing::MakeSpec("m", probes::ProbeKind::kMetadata, dir.str());
+  spec.files = 5;
+  const ProbeResult r = RunProbe(spec, testing::MakeEnv(""));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error;
+  for (const char* op : {"create", "stat", "delete"}) {
+    EXPECT_EQ(r.extra.count(std::string(op) + "_p50_seconds"), 0u) << op;
+    EXPECT_GT(r.ops_per_second.at(op), 0) << op;  // the rate needs no minimum
+  }
+  ASSERT_TRUE(r.latency);
+  EXPECT_EQ(r.latency->count, 15u);  // 3 × 5: a median of all operations, no p99
+  EXPECT_TRUE(r.latency->p50_seconds.has_value());
+  EXPECT_FALSE(r.latency->p99_seconds.has_value());
 }
 
 TEST(MetadataProbe, NeedsADirectoryTarget) {

@@ -56,6 +56,39 @@ TEST(BuildLatencyHistogram, GivesNearestRankPercentiles) {
   EXPECT_FALSE(BuildLatencyHistogram({}).p50_seconds.has_value());
 }
 
+TEST(HonestPercentile, NeedsOneSampleAboveThePercentileAndAtLeastTen) {
+  EXPECT_EQ(MinSamplesForPercentile(0.50), 10u);
+  EXPECT_EQ(MinSamplesForPercentile(0.90), 10u);
+  EXPECT_EQ(MinSamplesForPercentile(0.95), 20u);
+  EXPECT_EQ(MinSamplesForPercentile(0.99), 100u);  // 1 − 0.99 is not exactly 0.01
+  EXPECT_EQ(MinSamplesForPercentile(0.999), 1000u);
+  std::vector<double> v;
+  for (int i = 1; i <= 99; ++i) v.push_back(i * 1e-3);
+  EXPECT_FALSE(HonestPercentile(v, 0.99).has_value());  // would be the largest sample
+  EXPECT_DOUBLE_EQ(*HonestPercentile(v, 0.5), 50e-3);
+  v.push_back(100e-3);
+  ASSERT_TRUE(HonestPercentile(v, 0.99).has_value());
+  EXPECT_DOUBLE_EQ(*HonestPercentile(v, 0.99), 99e-3);  // the second largest of 100
+  EXPECT_FALSE(HonestPercentile({1e-3, 2e-3, 3e-3}, 0.5).has_value());
+  EXPECT_FALSE(HonestPercentile({}, 0.5).has_value());
+}
+
+TEST(BuildLatencyHistogram, ReportsOnlyThePercentilesTheCountSupports) {
+  std::vector<double> v64;
+  for (int i = 1; i <= 64; ++i) v64.push_back(i * 1e-6);
+  LatencyHistogram h = BuildLatencyHistogram(v64);
+  EXPECT_EQ(h.count, 64u);  // the count is always there
+  ASSERT_TRUE(h.p50_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*h.p50_seconds, 32e-6);
+  EXPECT_FALSE(h.p99_seconds.has_value());  // 64 samples: the "p99" would be the max
+
+  LatencyHistogram small =
+      BuildLatencyHistogram({1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 8e-3, 9e-3});
+  EXPECT_EQ(small.count, 9u);
+  EXPECT_FALSE(small.p50_seconds.has_value());
+  EXPECT_FALSE(small.p99_seconds.has_value());
+}
+
 TEST(CalibratedBudget, KeepsEightyPercentOfATimeLimitedReadClampedToSixteenTo128MiB) {
   EXPECT_EQ(CalibratedBudget(100ull << 20, true), 80ull << 20);
   EXPECT_EQ(CalibratedBudget(100ull << 20, false), 100ull << 20);
