@@ -245,22 +245,22 @@ FIGURES = [
      "misc.json", io_ops("meta-16k", "create"), "bonnie.csv", bonnie("seq_create"),
      "same count, but the probe reuses its directory: re-creating 16k names where 16k were just "
      "deleted costs more CPU per create than bonnie++'s new directory (fresh dir 1.2-14x faster)"),
-    ("meta.stat16k", "ext4  metadata  stat, wall vs bonnie++ rand stat", "files/s",
+    ("meta.stat16k", "ext4  meta stat wall vs bonnie++ rand stat", "files/s",
      "misc.json", io_extra("meta-16k", "stat_wall_ops_per_second"), "bonnie.csv",
      bonnie("rand_stat"),
      "same order (shuffled names), count and definition (files / phase wall time); a stat of a "
      "cached inode takes 2-5 µs, so a preemption or two in either run moves the rate"),
-    ("meta.delete16k", "ext4  metadata  delete, wall vs bonnie++ rand delete", "files/s",
+    ("meta.delete16k", "ext4  meta delete wall vs bonnie++ rand del", "files/s",
      "misc.json", io_extra("meta-16k", "delete_wall_ops_per_second"), "bonnie.csv",
      bonnie("rand_delete"),
      "same order (shuffled names), count, sync behaviour (neither fsyncs) and definition "
      "(files / phase wall time); on a CPU-starved VM both runs mostly wait for a CPU (bonnie++ "
      "reports 4-10 % CPU for the phase), so the share each got decides the pair"),
-    ("meta.delete16k_sum", "ext4  metadata  delete, N/Σlat vs bonnie++ rand delete", "files/s",
+    ("meta.delete16k_sum", "ext4  meta delete N/Σlat vs bonnie rand del", "files/s",
      "misc.json", io_ops("meta-16k", "delete"), "bonnie.csv", bonnie("rand_delete"),
      "the probe's headline ops/s is N / Σ per-unlink latency: it leaves out the gaps between "
      "calls (and a preemption that falls there), bonnie++ divides by the phase's wall time"),
-    ("meta.delete16k_seq", "ext4  metadata  delete vs bonnie++ seq delete", "files/s",
+    ("meta.delete16k_seq", "ext4  meta delete wall vs bonnie++ seq del", "files/s",
      "misc.json", io_extra("meta-16k", "delete_wall_ops_per_second"), "bonnie.csv",
      bonnie("seq_delete"),
      "different experiment: bonnie++'s sequential delete walks the directory with readdir() "
