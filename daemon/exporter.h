@@ -1,6 +1,6 @@
 // Exporter: everything /metrics shows, assembled at scrape time.
 //
-// Collector reads run on one worker thread per collector (daemon/collector_runner.h), never on
+// Collector reads run on a worker thread (daemon/collector_runner.h), one after the other, never on
 // the HTTP thread: a read still running `collector_timeout` after the scrape started is reported
 // as iodrift_collector_success 0, and while it stays blocked later scrapes report that collector
 // failed at once without starting another read. A hung /proc file thus costs one scrape at most
