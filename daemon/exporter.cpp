@@ -2,16 +2,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <sstream>
 #include <unordered_set>
 
-#include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
 #include "collectors/common/families.h"
 #include "collectors/proc/state_collectors.h"
 #include "collectors/self/process_collector.h"
 #include "daemon/collector_runner.h"
+#include "daemon/exposition.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
@@ -124,9 +123,12 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
 }
 
 std::string Exporter::RenderText() const {
-  std::ostringstream stream;
-  prometheus::TextSerializer().Serialize(stream, Collect());
-  return std::move(stream).str();
+  // One allocation: sized from the previous scrape's text.
+  std::string text;
+  text.reserve(last_text_size_.load(std::memory_order_relaxed) + 4096);
+  WriteExposition(Collect(), text);
+  last_text_size_.store(text.size(), std::memory_order_relaxed);
+  return text;
 }
 
 }  // namespace iodrift::daemon

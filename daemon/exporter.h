@@ -16,6 +16,7 @@
 // the collector set atomically (scrapes in flight finish on the old set).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -47,7 +48,7 @@ class Exporter {
 
   std::vector<prometheus::MetricFamily> Collect() const;
 
-  // Prometheus text format 0.0.4 of Collect().
+  // Prometheus text format 0.0.4 of Collect() (daemon/exposition.h).
   std::string RenderText() const;
 
  private:
@@ -58,6 +59,7 @@ class Exporter {
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
   std::vector<FamilySource> sources_;
+  mutable std::atomic<std::size_t> last_text_size_{0};
 };
 
 }  // namespace iodrift::daemon
