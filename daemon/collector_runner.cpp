@@ -232,9 +232,11 @@ std::vector<CollectorRunner::Outcome> CollectorRunner::Scrape(Clock::time_point 
     }
     // A slow read with reads queued behind it: move those to a fresh worker.
     auto wake = deadline;
-    if (s.worker && s.worker->round == round && s.worker->reading && !s.worker->queue.empty()) {
-      const auto hedge_at = s.slots[s.worker->current].started + s.hedge;
-      if (now >= hedge_at) {
+    if (s.worker && s.worker->round == round && !s.worker->queue.empty()) {
+      // Not reading yet (about to start): look again a hedge from now.
+      const auto hedge_at =
+          s.worker->reading ? s.slots[s.worker->current].started + s.hedge : now + s.hedge;
+      if (s.worker->reading && now >= hedge_at) {
         std::deque<std::size_t> rest = std::move(s.worker->queue);
         s.worker->queue.clear();
         s.Abandon();
