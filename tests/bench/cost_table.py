@@ -211,7 +211,7 @@ def main():
             ("peak RSS during a memory probe", "—",
              f"+{peak} MiB" if peak else "see memory_probe_bench.py", "—", "—", GOALS["peak"]),
             ("idle CPU, no scrapes",
-             *(f'{v(t, "idle_cpu_s_per_h"):.3f} CPU-s/h' for t in targets),
+             *(f'{v(t, "idle_cpu_s_per_h"):.4f} CPU-s/h' for t in targets),
              f'{v(none, "idle_cpu_s_per_h") / v(ne, "idle_cpu_s_per_h"):.2f} (no probes)'
              if v(ne, "idle_cpu_s_per_h") else "-", GOALS["idle"]),
         ]
