@@ -1,27 +1,30 @@
-// CollectorRunner: runs one state collector's reads on its own worker thread, so that a read that
+// CollectorRunner: runs the state collectors' reads off the HTTP threads, so that a read that
 // hangs in the kernel (a stuck lxcfs /proc/meminfo, a FUSE file that never answers, a dying NFS
 // --proc-root) cannot take an HTTP thread — and with it /metrics, /-/healthy and shutdown — along.
 //
 // Model (the probe scheduler's stuck-lane model, daemon/scheduler.h, for collectors):
-// - One worker thread per collector runs Collector::Collect on request, one read at a time.
-// - A scrape calls Start() for every collector (the reads run in parallel) and then Wait() with
-//   one deadline for the whole scrape (`timeout` after its start). A scrape that arrives while a
-//   read is running joins that read instead of starting another.
-// - A read still running at a scrape's deadline is reported failed ("did not finish within …")
-//   and the collector is marked stuck: while that read is inside the kernel, every later scrape
+// - One worker thread runs a scrape's reads one after the other ("a round"), on request. The
+//   common path costs one hand-off to the worker and one back, and the families are moved, not
+//   copied, to the scrape. A scrape that arrives while a round is running joins that round
+//   instead of starting another.
+// - A read running longer than `hedge` (far above any healthy /proc read) no longer holds up the
+//   others: its worker is left to finish that one read alone (detached; it exits afterwards) and
+//   a fresh worker takes the reads still queued behind it. So a hung file costs the other
+//   collectors at most `hedge`, and threads are only made when a read is that slow.
+// - A read still running at the scrape's deadline is reported failed ("did not finish within …")
+//   and its collector is marked stuck: while that read is inside the kernel, every later scrape
 //   reports the collector failed at once ("previous read still blocked for N s") and no other
-//   read is started — threads do not pile up on a hung file. When the read finally returns, its
-//   late result is dropped and the next scrape reads again.
-// - The destructor never waits for a stuck read: it detaches the worker, which owns only shared
-//   state (the collector and the proc root), so shutdown and reloads return at once.
+//   read of it is started — threads do not pile up on a hung file. When the read finally
+//   returns, its late result is dropped and the next scrape reads it again.
+// - The destructor never waits for a stuck read: a worker in a read is detached; it owns only
+//   shared state (the collectors and the proc root), so shutdown and reloads return at once.
 //
-// Thread-safety: Start()/Wait() may be called from any number of threads at once.
+// Thread-safety: Scrape() may be called from any number of threads at once.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -36,38 +39,46 @@ namespace iodrift::daemon {
 // Default deadline of one scrape's collector reads: under Prometheus's default 10 s
 // scrape_timeout, far above any healthy /proc read (slabinfo of a big host: ~50 ms).
 inline constexpr std::chrono::milliseconds kDefaultCollectorTimeout{4000};
+// A read this slow gets the reads queued behind it moved to a fresh worker.
+inline constexpr std::chrono::milliseconds kDefaultCollectorHedge{250};
 
 class CollectorRunner {
  public:
   using Clock = std::chrono::steady_clock;
 
-  CollectorRunner(std::shared_ptr<const Collector> collector, ProcRoot root);
+  CollectorRunner(std::vector<std::shared_ptr<const Collector>> collectors, ProcRoot root,
+                  Clock::duration hedge = kDefaultCollectorHedge);
   ~CollectorRunner();
   CollectorRunner(const CollectorRunner&) = delete;
   CollectorRunner& operator=(const CollectorRunner&) = delete;
 
-  std::string_view Name() const;
+  std::size_t Size() const;
+  std::string_view Name(std::size_t i) const;
 
-  // A read to wait for, or the reason none was started (the collector is stuck).
-  struct Ticket {
-    std::uint64_t generation = 0;
-    std::optional<Error> refused;  // set: stuck, fail at once with this
+  // One collector's part of a scrape.
+  struct Outcome {
+    // ETIMEDOUT when the read was not done by the deadline or the collector is stuck; else the
+    // collector's own result.
+    Expected<void> result;
+    std::chrono::duration<double> took{0};  // the read's own time (or the time waited for it)
+    std::vector<prometheus::MetricFamily> families;  // empty unless result is ok
   };
-  // Starts a read unless one is running (then the ticket joins it) or the collector is stuck.
-  Ticket Start();
 
-  // Waits for the ticket's read until `deadline` and appends its families to `out`. Fails with
-  // ETIMEDOUT when the read is not done by then (the collector is then stuck), with the ticket's
-  // refusal, or with the collector's own error.
-  Expected<void> Wait(const Ticket& ticket, Clock::time_point deadline,
-                      std::vector<prometheus::MetricFamily>& out);
+  // Reads every collector (or joins the round in flight) and waits until `deadline` at most.
+  // Returns one outcome per collector, in construction order.
+  std::vector<Outcome> Scrape(Clock::time_point deadline);
 
-  // Reads started so far (for tests: no read piles onto a stuck collector).
-  std::uint64_t ReadsStarted() const;
+  // Reads of collector `i` started so far (for tests: no read piles onto a stuck collector).
+  std::uint64_t ReadsStarted(std::size_t i) const;
+  // Worker threads started so far (for tests: one for the common path).
+  std::uint64_t WorkersStarted() const;
+  // Scrapes waiting for the round in flight (for tests: a second scrape joined it).
+  int ScrapesWaiting() const;
 
  private:
   struct Shared;
-  static void Work(const std::shared_ptr<Shared>& shared);
+  struct Worker;
+  struct Round;
 
   std::shared_ptr<Shared> shared_;
 };

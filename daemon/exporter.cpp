@@ -2,24 +2,23 @@
 
 #include <atomic>
 #include <chrono>
-#include <sstream>
 #include <unordered_set>
 
-#include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
 #include "collectors/common/families.h"
 #include "collectors/proc/state_collectors.h"
 #include "collectors/self/process_collector.h"
 #include "daemon/collector_runner.h"
+#include "daemon/exposition.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
 
 struct Exporter::CollectorSet {
   ProcRoot root;
-  // One runner (worker thread) per collector: reads happen off the HTTP threads, with a deadline.
-  std::vector<std::unique_ptr<CollectorRunner>> collectors;
+  // Runs the reads off the HTTP threads (one worker, sequentially), with a deadline.
+  std::unique_ptr<CollectorRunner> runner;
   // Last outcome per collector, for log-once. Atomic: concurrent scrapes update it.
   std::unique_ptr<std::atomic<int>[]> last_state;  // 0 unknown, 1 ok, 2 failing
 };
@@ -34,14 +33,15 @@ Exporter::~Exporter() = default;
 
 void Exporter::Reconfigure(const ProcRoot& root, const config::CollectorsConfig& collectors) {
   auto set = std::make_shared<CollectorSet>();
-  set->root = root;
+  // The collectors' procfs/sysfs files stay open between scrapes (re-read with pread).
+  set->root = root.KeepingFilesOpen();
   auto made = proc::MakeStateCollectors(collectors);
   made.push_back(self::MakeProcessCollector());
-  for (auto& collector : made) {
-    set->collectors.push_back(std::make_unique<CollectorRunner>(
-        std::shared_ptr<const Collector>(std::move(collector)), root));
-  }
-  set->last_state = std::make_unique<std::atomic<int>[]>(set->collectors.size());
+  std::vector<std::shared_ptr<const Collector>> shared;
+  shared.reserve(made.size());
+  for (auto& collector : made) shared.emplace_back(std::move(collector));
+  set->runner = std::make_unique<CollectorRunner>(std::move(shared), set->root);
+  set->last_state = std::make_unique<std::atomic<int>[]>(set->runner->Size());
   std::lock_guard lock(mu_);
   set_ = std::move(set);
 }
@@ -74,38 +74,33 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   // Two kernel fields can map to one metric name ("Active(file)" and "Active_file"); a second
   // HELP line for a name makes Prometheus reject the whole scrape.
   std::unordered_set<std::string> names;
-  // Every read starts now and runs in parallel on its collector's worker; the scrape waits for
-  // them until one shared deadline, so hung reads cost it at most collector_timeout_ in all.
-  const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + collector_timeout_;
-  std::vector<CollectorRunner::Ticket> tickets;
-  tickets.reserve(set->collectors.size());
-  for (const auto& runner : set->collectors) tickets.push_back(runner->Start());
-  for (std::size_t i = 0; i < set->collectors.size(); ++i) {
-    auto& collector = *set->collectors[i];
-    std::vector<prometheus::MetricFamily> families;
-    auto result = collector.Wait(tickets[i], deadline, families);
-    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  // The reads run on the runner's worker; the scrape waits for them until one deadline, so hung
+  // reads cost it at most collector_timeout_ in all.
+  const auto deadline = std::chrono::steady_clock::now() + collector_timeout_;
+  auto outcomes = set->runner->Scrape(deadline);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const std::string_view name = set->runner->Name(i);
+    const auto& result = outcomes[i].result;
     std::size_t dropped = 0;
-    for (auto& family : families) {
+    for (auto& family : outcomes[i].families) {
       if (names.insert(family.name).second) {
         out.push_back(std::move(family));
       } else {
         ++dropped;
       }
     }
-    Labels labels{{"collector", std::string(collector.Name())}};
+    Labels labels{{"collector", std::string(name)}};
     AddSample(collisions, static_cast<double>(dropped), labels);
     AddSample(success, result ? 1 : 0, labels);
-    AddSample(duration, took.count(), std::move(labels));
+    AddSample(duration, outcomes[i].took.count(), std::move(labels));
     int state = result ? 1 : 2;
     int previous = set->last_state[i].exchange(state);
     if (previous != state) {
       if (!result) {
-        spdlog::warn("collector={} failing: {} (logged once; see iodrift_collector_success)",
-                     collector.Name(), result.error().message);
+        spdlog::warn("collector={} failing: {} (logged once; see iodrift_collector_success)", name,
+                     result.error().message);
       } else if (previous == 2) {
-        spdlog::info("collector={} recovered", collector.Name());
+        spdlog::info("collector={} recovered", name);
       }
     }
   }
@@ -128,9 +123,12 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
 }
 
 std::string Exporter::RenderText() const {
-  std::ostringstream stream;
-  prometheus::TextSerializer().Serialize(stream, Collect());
-  return std::move(stream).str();
+  // One allocation: sized from the previous scrape's text.
+  std::string text;
+  text.reserve(last_text_size_.load(std::memory_order_relaxed) + 4096);
+  WriteExposition(Collect(), text);
+  last_text_size_.store(text.size(), std::memory_order_relaxed);
+  return text;
 }
 
 }  // namespace iodrift::daemon

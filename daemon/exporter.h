@@ -1,6 +1,6 @@
 // Exporter: everything /metrics shows, assembled at scrape time.
 //
-// Collector reads run on one worker thread per collector (daemon/collector_runner.h), never on
+// Collector reads run on a worker thread (daemon/collector_runner.h), one after the other, never on
 // the HTTP thread: a read still running `collector_timeout` after the scrape started is reported
 // as iodrift_collector_success 0, and while it stays blocked later scrapes report that collector
 // failed at once without starting another read. A hung /proc file thus costs one scrape at most
@@ -16,6 +16,7 @@
 // the collector set atomically (scrapes in flight finish on the old set).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -47,7 +48,7 @@ class Exporter {
 
   std::vector<prometheus::MetricFamily> Collect() const;
 
-  // Prometheus text format 0.0.4 of Collect().
+  // Prometheus text format 0.0.4 of Collect() (daemon/exposition.h).
   std::string RenderText() const;
 
  private:
@@ -58,6 +59,7 @@ class Exporter {
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
   std::vector<FamilySource> sources_;
+  mutable std::atomic<std::size_t> last_text_size_{0};
 };
 
 }  // namespace iodrift::daemon

@@ -67,6 +67,8 @@ struct HttpServer::Impl {
   std::size_t live = 0;         // connections not reaped yet
   std::size_t soft_limit = 64;  // max_connections
   std::thread reaper;
+  // When the reaper will wake up on its own (max: only when notified; min: it is awake).
+  Clock::time_point reaper_wake = Clock::time_point::min();
 
   // Shuts down `c` (under `mu`): the CLOSED notification (which runs before libmicrohttpd
   // closes the fd) waits for `mu`, so `fd` still belongs to this connection. shutdown() makes
@@ -93,13 +95,35 @@ struct HttpServer::Impl {
     }
   }
 
+  // When the reaper has something to do next: the earliest request-head deadline and, over the
+  // limit, the moment the oldest idle connection may be evicted. max(): nothing (sleep until
+  // notified). Under `mu`.
+  Clock::time_point NextWork() const {
+    auto next = Clock::time_point::max();
+    for (const ConnectionState* c : connections) {
+      if (c->busy || c->reaped || c->fd < 0) continue;
+      next = std::min(next, c->deadline);
+      if (live > soft_limit) next = std::min(next, c->since + kMinEvictAge);
+    }
+    return next;
+  }
+
+  // Wakes the reaper if `when` is before its planned wake-up. Under `mu` (call notify after).
+  bool NeedsReaper(Clock::time_point when) const { return when < reaper_wake; }
+
+  // Event-driven: sleeps until the next deadline (or, with no connection waiting for a request
+  // head, until notified), so an idle daemon has no periodic wake-up.
   void Reap() {
-    const auto period = std::clamp<Clock::duration>(
-        request_timeout / 4, std::chrono::milliseconds(100), std::chrono::seconds(1));
     std::unique_lock lock(mu);
     while (!stopping) {
-      // Over the limit (connections waiting to be evicted): look again soon.
-      wake.wait_for(lock, live > soft_limit ? std::chrono::milliseconds(100) : period);
+      reaper_wake = NextWork();
+      if (reaper_wake == Clock::time_point::max()) {
+        wake.wait(lock);
+      } else {
+        wake.wait_until(lock, reaper_wake);
+      }
+      reaper_wake = Clock::time_point::min();  // awake: no notification needed
+      if (stopping) break;
       const auto now = Clock::now();
       for (ConnectionState* c : connections) {
         if (c->busy || c->reaped || c->fd < 0 || now < c->deadline) continue;
@@ -128,10 +152,16 @@ void OnConnection(void* cls, MHD_Connection* connection, void** socket_context,
     state->fd = info == nullptr ? -1 : info->connect_fd;
     state->since = Clock::now();
     state->deadline = state->since + impl->request_timeout;
-    std::lock_guard lock(impl->mu);
-    impl->connections.insert(state.get());
-    ++impl->live;
-    impl->EvictOverLimit(state->since);
+    bool notify = false;
+    {
+      std::lock_guard lock(impl->mu);
+      impl->connections.insert(state.get());
+      ++impl->live;
+      impl->EvictOverLimit(state->since);
+      notify = impl->NeedsReaper(impl->live > impl->soft_limit ? state->since + kMinEvictAge
+                                                               : state->deadline);
+    }
+    if (notify) impl->wake.notify_one();
     *socket_context = state.release();
   } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
     auto* state = static_cast<ConnectionState*>(*socket_context);
@@ -153,10 +183,16 @@ void OnRequestCompleted(void* cls, MHD_Connection* connection, void** /*con_cls*
   auto* impl = static_cast<HttpServer::Impl*>(cls);
   ConnectionState* state = impl->StateOf(connection);
   if (state == nullptr) return;
-  std::lock_guard lock(impl->mu);
-  state->busy = false;
-  state->since = Clock::now();
-  state->deadline = state->since + impl->request_timeout;
+  bool notify = false;
+  {
+    std::lock_guard lock(impl->mu);
+    state->busy = false;
+    state->since = Clock::now();
+    state->deadline = state->since + impl->request_timeout;
+    notify = impl->NeedsReaper(impl->live > impl->soft_limit ? state->since + kMinEvictAge
+                                                             : state->deadline);
+  }
+  if (notify) impl->wake.notify_one();
 }
 
 // Remembers the request's path as the client sent it (libmicrohttpd hands the handler the
@@ -428,19 +464,63 @@ Expected<void> CheckTlsCredentials(const std::string& cert_pem, const std::strin
   return {};
 }
 
+namespace {
+
+// One deflate stream per HTTP thread, reset (deflateReset) instead of set up and torn down on
+// every response: deflateInit2 allocates and clears ~256 KiB of window and hash tables.
+class ThreadDeflater {
+ public:
+  ThreadDeflater() = default;
+  ~ThreadDeflater() {
+    if (ready_) deflateEnd(&zs_);
+  }
+  ThreadDeflater(const ThreadDeflater&) = delete;
+  ThreadDeflater& operator=(const ThreadDeflater&) = delete;
+
+  // The stream, ready for a new gzip member at `level`; nullptr on zlib failure.
+  z_stream* Get(int level) {
+    if (ready_ && level != level_) {
+      deflateEnd(&zs_);
+      ready_ = false;
+    }
+    if (!ready_) {
+      zs_ = z_stream{};
+      // windowBits 15 + 16: gzip framing; memLevel 8 is zlib's default.
+      if (deflateInit2(&zs_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        return nullptr;
+      }
+      ready_ = true;
+      level_ = level;
+    } else if (deflateReset(&zs_) != Z_OK) {
+      deflateEnd(&zs_);
+      ready_ = false;
+      return nullptr;
+    }
+    return &zs_;
+  }
+
+ private:
+  z_stream zs_{};
+  bool ready_ = false;
+  int level_ = 0;
+};
+
+}  // namespace
+
 std::string GzipCompress(const std::string& data, int level) {
-  z_stream zs{};
-  // windowBits 15 + 16: gzip framing; memLevel 8 is zlib's default.
-  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+  thread_local ThreadDeflater deflater;
+  z_stream* zs = deflater.Get(level);
+  if (zs == nullptr) return {};
   std::string out;
-  out.resize(deflateBound(&zs, data.size()) + 32);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
+  out.resize(deflateBound(zs, data.size()) + 32);
+  zs->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs->avail_in = static_cast<uInt>(data.size());
+  zs->next_out = reinterpret_cast<Bytef*>(out.data());
+  zs->avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(zs, Z_FINISH);
+  out.resize(zs->total_out);
+  zs->next_in = nullptr;  // no pointer into `data` stays behind
+  zs->next_out = nullptr;
   return rc == Z_STREAM_END ? out : std::string();
 }
 

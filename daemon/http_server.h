@@ -28,7 +28,9 @@
 // - libmicrohttpd's connection timeout only fires on *idle* connections: a client sending one
 //   byte a second never idles (slowloris). A reaper thread therefore also closes every
 //   connection that has not delivered a complete request head (TLS handshake included) within
-//   `connection_timeout` of opening or of its previous response.
+//   `connection_timeout` of opening or of its previous response. It sleeps until the earliest
+//   deadline (no connection waiting for a request head: until notified of one), so an idle
+//   server never wakes up.
 // - Gzip only when Accept-Encoding accepts it with q > 0.
 //
 // Thread-safety: handlers run on the server's pool threads, possibly concurrently. Start() and

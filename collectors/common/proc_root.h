@@ -5,17 +5,23 @@
 // (`iodriftd --proc-root DIR`). Paths are relative to /proc: "meminfo", "pressure/io",
 // "sys/kernel/random/boot_id".
 //
-// Thread-safety: immutable after construction; safe to share.
+// A root made with KeepingFilesOpen() keeps the procfs/sysfs files it reads open and re-reads
+// them with pread (collectors/common/kept_files.h); its copies share those fds.
+//
+// Thread-safety: immutable after construction (the kept-file cache is thread-safe); safe to share.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "collectors/common/error.h"
 
 namespace iodrift {
+
+class KeptFiles;
 
 // Pseudo-files larger than this are refused (the largest real one we read, /proc/stat with a
 // long `intr` line, is ~130 KiB on a 65k-IRQ machine; slabinfo on big hosts ~100 KiB).
@@ -35,8 +41,12 @@ class ProcRoot {
   Expected<std::string> Read(std::string_view relative,
                              std::size_t max_bytes = kMaxProcFileBytes) const;
 
+  // This root, keeping the procfs/sysfs files read through it open between reads.
+  ProcRoot KeepingFilesOpen() const;
+
  private:
   std::filesystem::path root_;
+  std::shared_ptr<KeptFiles> kept_;
 };
 
 // Reads `path` completely with a read() loop (never trusting st_size, which is 0 or 4096 for

@@ -4,6 +4,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <optional>
+
 #include "collectors/common/families.h"
 #include "collectors/proc/boot.h"
 #include "collectors/self/process_stat.h"
@@ -29,7 +32,7 @@ class ProcessCollector final : public Collector {
 
   Expected<void> Collect(const ProcRoot& /*root*/,
                          std::vector<prometheus::MetricFamily>& out) const override {
-    static const ProcRoot kLive("/proc");
+    static const ProcRoot kLive = ProcRoot("/proc").KeepingFilesOpen();
     auto text = kLive.Read("self/stat");
     if (!text) return tl::unexpected(text.error());
     auto stat = ParseProcessStat(*text);
@@ -57,15 +60,26 @@ class ProcessCollector final : public Collector {
       add("process_max_fds", "Maximum number of open file descriptors.", MetricType::Gauge,
           static_cast<double>(limit.rlim_cur));
     }
-    if (auto stat_text = kLive.Read("stat")) {
-      if (auto btime = proc::ParseStatBootTime(*stat_text)) {
-        add("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-            MetricType::Gauge,
-            static_cast<double>(*btime) + static_cast<double>(stat->start_time_ticks) / ticks);
+    // Constant for the process's life: /proc/stat (~10-130 KiB, also read by the boot
+    // collector) is read for it once, not on every scrape.
+    std::call_once(start_once_, [&] {
+      if (auto stat_text = kLive.Read("stat")) {
+        if (auto btime = proc::ParseStatBootTime(*stat_text)) {
+          start_time_ =
+              static_cast<double>(*btime) + static_cast<double>(stat->start_time_ticks) / ticks;
+        }
       }
+    });
+    if (start_time_) {
+      add("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+          MetricType::Gauge, *start_time_);
     }
     return {};
   }
+
+ private:
+  mutable std::once_flag start_once_;
+  mutable std::optional<double> start_time_;
 };
 
 }  // namespace

@@ -1,12 +1,14 @@
 // CollectorRunner: a collector read that blocks like a hung FUSE /proc file (the fake collector
 // waits on a gate until the test opens it) costs one scrape its deadline, later scrapes fail at
 // once without starting another read, and the next scrape after the read returns reads again.
-// Other collectors are not held up; the runner's destructor does not wait for a stuck read.
+// Other collectors are not held up (they move to a fresh worker); the common path reads every
+// collector on one worker thread; the runner's destructor does not wait for a stuck read.
 #include "daemon/collector_runner.h"
 
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -51,6 +53,35 @@ class GatedCollector final : public Collector {
   std::shared_ptr<Gate> gate_;
 };
 
+// Records the thread it ran on.
+class ThreadCollector final : public Collector {
+ public:
+  explicit ThreadCollector(std::string name) : name_(std::move(name)) {}
+  std::string_view Name() const override { return name_; }
+  Expected<void> Collect(const ProcRoot&,
+                         std::vector<prometheus::MetricFamily>& out) const override {
+    {
+      std::lock_guard lock(mu_);
+      threads_.insert(std::this_thread::get_id());
+    }
+    auto family = MakeFamily(name_ + "_value", "test", prometheus::MetricType::Gauge);
+    AddSample(family, 1);
+    out.push_back(std::move(family));
+    return {};
+  }
+  std::set<std::thread::id> Threads() const {
+    std::lock_guard lock(mu_);
+    return threads_;
+  }
+
+ private:
+  std::string name_;
+  mutable std::mutex mu_;
+  mutable std::set<std::thread::id> threads_;
+};
+
+using Collectors = std::vector<std::shared_ptr<const Collector>>;
+
 class FailingCollector final : public Collector {
  public:
   std::string_view Name() const override { return "failing"; }
@@ -61,80 +92,140 @@ class FailingCollector final : public Collector {
 
 TEST(CollectorRunner, ReadsAndReturnsFamilies) {
   auto gate = std::make_shared<Gate>();
-  CollectorRunner runner(std::make_shared<GatedCollector>(gate), ProcRoot("/nonexistent"));
-  EXPECT_EQ(runner.Name(), "gated");
-  std::vector<prometheus::MetricFamily> out;
-  auto result = runner.Wait(runner.Start(), Clock::now() + 30s, out);
-  ASSERT_TRUE(result) << result.error().message;
+  CollectorRunner runner(Collectors{std::make_shared<GatedCollector>(gate)},
+                         ProcRoot("/nonexistent"));
+  ASSERT_EQ(runner.Size(), 1u);
+  EXPECT_EQ(runner.Name(0), "gated");
+  auto out = runner.Scrape(Clock::now() + 30s);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].name, "gated_value");
+  ASSERT_TRUE(out[0].result) << out[0].result.error().message;
+  ASSERT_EQ(out[0].families.size(), 1u);
+  EXPECT_EQ(out[0].families[0].name, "gated_value");
 }
 
 TEST(CollectorRunner, PassesTheCollectorsErrorOn) {
-  CollectorRunner runner(std::make_shared<FailingCollector>(), ProcRoot("/nonexistent"));
-  std::vector<prometheus::MetricFamily> out;
-  auto result = runner.Wait(runner.Start(), Clock::now() + 30s, out);
-  ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().code, ENOENT);
-  EXPECT_TRUE(out.empty());
+  CollectorRunner runner(Collectors{std::make_shared<FailingCollector>()},
+                         ProcRoot("/nonexistent"));
+  auto out = runner.Scrape(Clock::now() + 30s);
+  ASSERT_FALSE(out[0].result);
+  EXPECT_EQ(out[0].result.error().code, ENOENT);
+  EXPECT_TRUE(out[0].families.empty());
+}
+
+TEST(CollectorRunner, CommonPathReadsEveryCollectorOnOneWorker) {
+  auto a = std::make_shared<ThreadCollector>("a");
+  auto b = std::make_shared<ThreadCollector>("b");
+  auto c = std::make_shared<ThreadCollector>("c");
+  CollectorRunner runner(Collectors{a, b, c}, ProcRoot("/nonexistent"));
+  for (int i = 0; i < 5; ++i) {
+    auto out = runner.Scrape(Clock::now() + 30s);
+    ASSERT_EQ(out.size(), 3u);
+    for (const auto& o : out) {
+      ASSERT_TRUE(o.result);
+      EXPECT_EQ(o.families.size(), 1u);
+    }
+  }
+  EXPECT_EQ(runner.WorkersStarted(), 1u);
+  std::set<std::thread::id> all;
+  for (const auto& collector : {a, b, c}) {
+    auto threads = collector->Threads();
+    all.insert(threads.begin(), threads.end());
+  }
+  EXPECT_EQ(all.size(), 1u) << "the reads ran on " << all.size() << " threads";
+  EXPECT_EQ(all.count(std::this_thread::get_id()), 0u) << "a read ran on the scraping thread";
+  EXPECT_EQ(runner.ReadsStarted(0), 5u);
 }
 
 TEST(CollectorRunner, HungReadTimesOutThenFailsAtOnceWithoutAnotherRead) {
   auto gate = std::make_shared<Gate>();
   gate->blocking = true;
-  CollectorRunner runner(std::make_shared<GatedCollector>(gate), ProcRoot("/nonexistent"));
-  std::vector<prometheus::MetricFamily> out;
+  CollectorRunner runner(Collectors{std::make_shared<GatedCollector>(gate)},
+                         ProcRoot("/nonexistent"));
 
   const auto start = Clock::now();
-  auto first = runner.Wait(runner.Start(), start + 200ms, out);
+  auto first = runner.Scrape(start + 200ms);
   const auto took = Clock::now() - start;
-  ASSERT_FALSE(first);
-  EXPECT_EQ(first.error().code, ETIMEDOUT);
-  EXPECT_NE(first.error().message.find("did not finish"), std::string::npos);
+  ASSERT_FALSE(first[0].result);
+  EXPECT_EQ(first[0].result.error().code, ETIMEDOUT);
+  EXPECT_NE(first[0].result.error().message.find("did not finish"), std::string::npos);
   EXPECT_GE(took, 200ms);
   EXPECT_LT(took, 20s);
 
   // While the read stays blocked: refused at once (no waiting for the deadline), no new read.
   for (int i = 0; i < 5; ++i) {
     const auto t0 = Clock::now();
-    auto again = runner.Wait(runner.Start(), t0 + 30s, out);
-    ASSERT_FALSE(again);
-    EXPECT_NE(again.error().message.find("still blocked"), std::string::npos)
-        << again.error().message;
+    auto again = runner.Scrape(t0 + 30s);
+    ASSERT_FALSE(again[0].result);
+    EXPECT_NE(again[0].result.error().message.find("still blocked"), std::string::npos)
+        << again[0].result.error().message;
     EXPECT_LT(Clock::now() - t0, 5s);
+    EXPECT_TRUE(again[0].families.empty());
   }
-  EXPECT_TRUE(out.empty());
-  EXPECT_EQ(runner.ReadsStarted(), 1u);
+  EXPECT_EQ(runner.ReadsStarted(0), 1u);
   EXPECT_EQ(gate->reads.load(), 1);
 
   // The read returns: its late result is dropped, the next scrape reads again and succeeds.
   gate->Open();
   const auto until = Clock::now() + 30s;
-  Expected<void> later = Fail(0, "not tried");
+  std::vector<CollectorRunner::Outcome> later;
   while (Clock::now() < until) {
-    out.clear();
-    later = runner.Wait(runner.Start(), Clock::now() + 30s, out);
-    if (later) break;
+    later = runner.Scrape(Clock::now() + 30s);
+    if (later[0].result) break;
     std::this_thread::sleep_for(10ms);
   }
-  ASSERT_TRUE(later) << later.error().message;
-  EXPECT_EQ(out.size(), 1u);
+  ASSERT_TRUE(later[0].result) << later[0].result.error().message;
+  EXPECT_EQ(later[0].families.size(), 1u);
   EXPECT_EQ(gate->reads.load(), 2);
 }
 
-TEST(CollectorRunner, ConcurrentScrapesJoinTheRunningRead) {
+TEST(CollectorRunner, HungReadDoesNotHoldUpTheOthers) {
   auto gate = std::make_shared<Gate>();
   gate->blocking = true;
-  CollectorRunner runner(std::make_shared<GatedCollector>(gate), ProcRoot("/nonexistent"));
-  auto first = runner.Start();
-  auto second = runner.Start();
-  EXPECT_EQ(first.generation, second.generation);
+  auto before = std::make_shared<ThreadCollector>("before");
+  auto after = std::make_shared<ThreadCollector>("after");
+  CollectorRunner runner(Collectors{before, std::make_shared<GatedCollector>(gate), after},
+                         ProcRoot("/nonexistent"), 50ms);
+  auto first = runner.Scrape(Clock::now() + 3s);
+  ASSERT_TRUE(first[0].result);
+  ASSERT_FALSE(first[1].result);
+  EXPECT_EQ(first[1].result.error().code, ETIMEDOUT);
+  // The read queued behind the hung one moved to a fresh worker and made it in time.
+  ASSERT_TRUE(first[2].result) << first[2].result.error().message;
+  EXPECT_EQ(first[2].families.size(), 1u);
+  EXPECT_EQ(runner.WorkersStarted(), 2u);
+
+  // Later scrapes: the stuck one fails at once, the others are read, no thread piles up.
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = Clock::now();
+    auto again = runner.Scrape(t0 + 30s);
+    EXPECT_LT(Clock::now() - t0, 5s);
+    EXPECT_TRUE(again[0].result);
+    EXPECT_FALSE(again[1].result);
+    EXPECT_TRUE(again[2].result);
+  }
+  EXPECT_EQ(runner.ReadsStarted(1), 1u);
+  EXPECT_EQ(runner.WorkersStarted(), 2u);
   gate->Open();
-  std::vector<prometheus::MetricFamily> a, b;
-  ASSERT_TRUE(runner.Wait(first, Clock::now() + 30s, a));
-  ASSERT_TRUE(runner.Wait(second, Clock::now() + 30s, b));
-  EXPECT_EQ(a.size(), 1u);
-  EXPECT_EQ(b.size(), 1u);
+}
+
+TEST(CollectorRunner, ConcurrentScrapesJoinTheRunningRound) {
+  auto gate = std::make_shared<Gate>();
+  gate->blocking = true;
+  CollectorRunner runner(Collectors{std::make_shared<GatedCollector>(gate)},
+                         ProcRoot("/nonexistent"));
+  std::vector<CollectorRunner::Outcome> a, b;
+  std::thread first([&] { a = runner.Scrape(Clock::now() + 60s); });
+  std::thread second([&] { b = runner.Scrape(Clock::now() + 60s); });
+  const auto until = Clock::now() + 30s;
+  while (runner.ScrapesWaiting() < 2 && Clock::now() < until) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(runner.ScrapesWaiting(), 2);
+  gate->Open();
+  first.join();
+  second.join();
+  ASSERT_TRUE(a[0].result);
+  ASSERT_TRUE(b[0].result);
+  EXPECT_EQ(a[0].families.size(), 1u);
+  EXPECT_EQ(b[0].families.size(), 1u);
   EXPECT_EQ(gate->reads.load(), 1);
 }
 
@@ -143,9 +234,9 @@ TEST(CollectorRunner, DestructorDoesNotWaitForAStuckRead) {
   gate->blocking = true;
   const auto start = Clock::now();
   {
-    CollectorRunner runner(std::make_shared<GatedCollector>(gate), ProcRoot("/nonexistent"));
-    std::vector<prometheus::MetricFamily> out;
-    EXPECT_FALSE(runner.Wait(runner.Start(), Clock::now() + 100ms, out));
+    CollectorRunner runner(Collectors{std::make_shared<GatedCollector>(gate)},
+                           ProcRoot("/nonexistent"));
+    EXPECT_FALSE(runner.Scrape(Clock::now() + 100ms)[0].result);
   }
   EXPECT_LT(Clock::now() - start, 10s);
   gate->Open();  // the detached worker finishes and exits on its own
