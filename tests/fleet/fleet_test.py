@@ -29,7 +29,8 @@ series per host at the site and centrally, samples/s ingested by VictoriaMetrics
 sample after a forced flush and merge, and the extrapolation to 10,000 hosts.
 
 Bench mode: FLEET_N=100 FLEET_SECONDS=120 FLEET_INTERVAL=2 FLEET_PROBE_INTERVAL=10
-FLEET_DEADLINE=600 (scrape/evaluation interval, probe interval and deadline in s), or
+FLEET_DEADLINE=600 (scrape/evaluation interval, probe interval and deadline in s; FLEET_KEEP=1
+keeps the temporary directory with every log), or
 tests/bench/fleet_bench.sh.
 Skips (77) without /usr/bin/prometheus or /usr/bin/victoria-metrics. Needs $IODRIFTD. Every
 process runs in its own process group, killed on the way out (also on failure or SIGTERM).
@@ -543,7 +544,7 @@ def report(fig):
     print("  site: series per host scraped          %8.0f" % fig["site_series_per_host"])
     print("  site: iodrift:* series recorded        %8.0f  (%.0f per host)"
           % (fig["site_recorded_series"], fig["site_recorded_series"] / N))
-    print("  central: series                        %8.0f  (%.1f per host incl. ALERTS/none)"
+    print("  central: series                        %8.0f  (%.1f per host, firing ALERTS included)"
           % (fig["central_series"], fig["central_series"] / N))
     print("  central: iodrift:* series per host      %8.1f" % fig["central_series_per_host"])
     print("  central: series of one host by name     %s" % ", ".join(
@@ -607,6 +608,8 @@ def main():
             f = check_site(prom_base, N)
             return "\n".join(f) if f else None
         wait_until("the site Prometheus: targets up, rules healthy", site, deadline, procs, 1)
+        print("fleet: site Prometheus: %d targets up, rules healthy (%.0f s after start)"
+              % (N, time.monotonic() - start))
 
         def central():
             f = check_central(vm_base, targets)
@@ -622,7 +625,10 @@ def main():
         raise
     finally:
         procs.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+        if os.environ.get("FLEET_KEEP"):
+            print("kept " + tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
