@@ -4,11 +4,11 @@
 N iodriftd instances (default 20) on 127.0.0.1:0, each with its own --proc-root (a copy of
 tests/fixtures/proc/local-6.18 with its own uptime, free memory, slab size and free-page spread, so
 every machine looks different) and its own state dir, running a few real light probes (cached,
-buffered and direct on a 2 MiB file in its state dir, 1 MiB per run) every 2 s (the memory probe is left out:
-its CPU-bound copy loops take seconds on a loaded 2-core CI machine, times 20). A real
+buffered and direct on a 2 MiB file in its state dir, 1 MiB per run) every 2 s (the memory probe
+is left out: its CPU-bound copy loops take seconds on a loaded 2-core CI machine, times 20). A real
 `prometheus` scrapes all of them with the shipped recording and alert rules
-(dashboards/prometheus/*.rules.yml, every group evaluated every 2 s, scrapes every 2 s) and the example
-config examples/fleet/prometheus.yml (intervals, targets and URL substituted), which
+(dashboards/prometheus/*.rules.yml, every group evaluated every 2 s, scrapes every 2 s) and the
+example config examples/fleet/prometheus.yml (intervals, targets and URL substituted), which
 remote_writes the iodrift:* series and ALERTS to a real VictoriaMetrics (Debian package
 `victoria-metrics`, single node).
 
@@ -424,7 +424,8 @@ def check_central(vm_base, targets, seen):
                         % (selector, len(got & want), len(want), sorted(want - got)[:5]))
     res = api(vm_base, "/api/v1/label/job/values", **{"match[]": selector})
     if res.get("data") != ["iodrift"]:
-        failures.append("label_values(%s, job) = %s, want ['iodrift']" % (selector, res.get("data")))
+        failures.append("label_values(%s, job) = %s, want ['iodrift']"
+                        % (selector, res.get("data")))
     for where, title, expr in dashboard_exprs():
         result, err = query(vm_base, expr)
         if err:
@@ -459,8 +460,8 @@ def check_site(prom_base, n):
     for g in api(prom_base, "/api/v1/rules")["data"]["groups"]:
         for r in g["rules"]:
             if r.get("health") != "ok":
-                failures.append("rule %s (%s): health %s %s" % (r["name"], g["name"],
-                                                                 r.get("health"), r.get("lastError", "")))
+                failures.append("rule %s (%s): health %s %s" % (
+                    r["name"], g["name"], r.get("health"), r.get("lastError", "")))
     return failures
 
 
@@ -540,7 +541,8 @@ def measure(prom_base, vm_base, targets):
     if failed:
         fail("Prometheus failed to remote-write %d samples" % failed)
     if not sent:
-        fail("Prometheus reports no remote-written samples (prometheus_remote_storage_samples_total)")
+        fail("Prometheus reports no remote-written samples "
+             "(prometheus_remote_storage_samples_total)")
     fig["wire_bytes_per_sample"] = wire / sent
 
     # Storage: flush and merge so the on-disk figures hold every sample.
@@ -562,7 +564,7 @@ def measure(prom_base, vm_base, targets):
     slow = slow_rule_intervals()
     per_host_prod = sum(count / slow.get(name, PROD_INTERVAL)
                         for name, count in fig["central_series_by_name"].items()
-                        if name != "ALERTS")  # the test's always-firing alert; a healthy fleet has none
+                        if name != "ALERTS")  # the test's always-firing alert: none when healthy
     fig["x_samples_per_host_per_s"] = per_host_prod
     fig["x_series"] = fig["central_series_per_host"] * HOSTS
     fig["x_ingest_per_s"] = per_host_prod * HOSTS
@@ -582,7 +584,8 @@ def report(fig):
           % (fig["central_series"], fig["central_series"] / N))
     print("  central: iodrift:* series per host      %8.1f" % fig["central_series_per_host"])
     print("  central: series of one host by name     %s" % ", ".join(
-        "%s %d" % kv for kv in sorted(fig["central_series_by_name"].items(), key=lambda kv: -kv[1])))
+        "%s %d" % kv
+        for kv in sorted(fig["central_series_by_name"].items(), key=lambda kv: -kv[1])))
     print("  central: samples/s ingested            %8.1f  (%.1f per host at %d s; "
           "vm_rows_inserted_total{type=\"promremotewrite\"} over %.0f s)"
           % (fig["ingest_samples_per_s"], fig["ingest_per_host_per_s"], INTERVAL, SECONDS))
@@ -661,7 +664,8 @@ def main():
         def central():
             f = check_central(vm_base, targets, seen)
             return ("%d failure(s):\n  " % len(f) + "\n  ".join(f)) if f else None
-        wait_until("VictoriaMetrics to answer every fleet dashboard query with all %d instances" % N,
+        wait_until("VictoriaMetrics to answer every fleet dashboard query with all %d instances"
+                   % N,
                    central, deadline, procs, 2)
         print("fleet: %d instances, every fleet dashboard query answered by VictoriaMetrics with "
               "data from all of them (%.0f s after start)" % (N, time.monotonic() - start))
