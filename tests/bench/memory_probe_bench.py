@@ -15,7 +15,7 @@ next pair, so load drift hits both alike):
 and prints medians over --pairs (default 7, at least 5) with the ratios probe / mbw-large and
 probe / mbw-same. mbw's figure is MiB/s (2^20); all figures below are converted to bytes/s.
 
-  python3 tests/bench/memory_probe_bench.py [--iodriftd build/bin/iodriftd] [--pairs 7]
+  IODRIFT_BENCH=1 python3 tests/bench/memory_probe_bench.py [--iodriftd build/bin/iodriftd] [--pairs 7]
 
 Exits 77 (skipped) without mbw (Debian package mbw) or iodriftd.
 """
@@ -77,6 +77,9 @@ def main():
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--large-mib", type=int, default=512)
     args = ap.parse_args()
+    if os.environ.get("IODRIFT_BENCH") != "1":
+        print("SKIPPED: a benchmark, not a test: set IODRIFT_BENCH=1 to run it")
+        return SKIP
     if args.pairs < 5:
         ap.error("--pairs must be at least 5")
     for tool in (args.iodriftd, args.mbw):

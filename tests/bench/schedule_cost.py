@@ -24,7 +24,7 @@ and B) × runs per hour (6 probes × 3600 / 300 s = 72), so a run that the inter
 moves in or out of the window does not skew the figure; the plain time rate (B - A) / elapsed is
 printed beside it.
 
-  sudo python3 tests/bench/schedule_cost.py [--iodriftd build/bin/iodriftd] [--seconds 600]
+  sudo IODRIFT_BENCH=1 python3 tests/bench/schedule_cost.py [--iodriftd build/bin/iodriftd] [--seconds 600]
 """
 import argparse
 import os
@@ -109,6 +109,9 @@ def main():
                     "state: the device under --work-parent")
     ap.add_argument("--work-parent", default="/var/tmp")
     args = ap.parse_args()
+    if os.environ.get("IODRIFT_BENCH") != "1":
+        print("SKIPPED: a benchmark, not a test: set IODRIFT_BENCH=1 to run it")
+        return SKIP
     if not os.path.exists(args.iodriftd):
         print(f"SKIPPED: no iodriftd at {args.iodriftd}")
         return SKIP
