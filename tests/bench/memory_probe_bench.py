@@ -6,7 +6,7 @@ next pair, so load drift hits both alike):
 
   probe      `iodriftd --once --json` with one `memory` probe (default size: two 15 MiB buffers,
              scheduler.nice 0 like the reference): extra.stream_copy_bytes_per_second, and its
-             peak RSS (VmHWM of the --once process, from wait4's ru_maxrss)
+             peak RSS (ru_maxrss of a --once run, against one without probes)
   mbw-large  `mbw -q -t0 -n N SIZE` with two SIZE-MiB arrays (default 512 MiB, far beyond any
              last-level cache): memcpy bandwidth from DRAM, the reference
   mbw-same   `mbw` at the probe's own size (15 MiB): the same working set, to tell the method
@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -60,13 +59,16 @@ def run_mbw(mbw, mib, iterations):
     return float(m.group(1)) * 2**20
 
 
-def peak_rss_of_once(iodriftd, config, state):
-    """ru_maxrss (KiB) of one --once run, measured as the child's own peak."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run([iodriftd, "--once", "--json", "--config", config, "--state-dir", state,
-                    "--dbus", "none"], check=True, capture_output=True, timeout=120)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return after if after > before else None
+def peak_rss_of_once(iodriftd, config, state, extra_args=()):
+    """Peak RSS (VmHWM, bytes) of one `iodriftd --once` run: the child's own ru_maxrss."""
+    proc = subprocess.Popen([iodriftd, "--once", "--json", "--config", config, "--state-dir",
+                             state, "--dbus", "none", *extra_args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"iodriftd --once exited {proc.returncode}")
+    return usage.ru_maxrss * 1024
 
 
 def main():
@@ -106,7 +108,12 @@ def main():
             print(f"pair {i + 1}: probe {probe[-1] / 1e9:.2f} GB/s, mbw {args.large_mib} MiB "
                   f"{large[-1] / 1e9:.2f} GB/s, mbw {PROBE_MIB} MiB {same[-1] / 1e9:.2f} GB/s",
                   file=sys.stderr, flush=True)
-        peak_kib = peak_rss_of_once(args.iodriftd, config, state)
+        # Peak RSS of a --once run with the memory probe against one with no probes at all.
+        empty = os.path.join(work, "empty.yaml")
+        with open(empty, "w") as f:
+            f.write("dbus: none\nprobes: []\n")
+        peak = peak_rss_of_once(args.iodriftd, config, state)
+        peak_empty = peak_rss_of_once(args.iodriftd, empty, state)
         p, l, s = (statistics.median(x) for x in (probe, large, same))
         llc = None
         try:
@@ -123,8 +130,8 @@ def main():
         print(f"{f'mbw -t0, 2 x {PROBE_MIB} MiB (same working set)':<44} {s / 1e9:>8.2f}")
         print(f"ratio probe / mbw {args.large_mib} MiB: {p / l:.3f}")
         print(f"ratio probe / mbw {PROBE_MIB} MiB: {p / s:.3f}")
-        if peak_kib:
-            print(f"peak RSS of iodriftd --once with the memory probe: {peak_kib / 1024:.1f} MiB")
+        print(f"peak RSS of iodriftd --once: {peak / 2**20:.1f} MiB with the memory probe, "
+              f"{peak_empty / 2**20:.1f} MiB without probes (+{(peak - peak_empty) / 2**20:.1f} MiB)")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

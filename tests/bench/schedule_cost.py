@@ -125,7 +125,7 @@ def main():
                 return SKIP
             img = os.path.join(work, "fs.img")
             with open(img, "wb") as f:
-                f.truncate(1 << 30)
+                f.truncate(4 << 30)  # sparse; the probe file needs 1 GiB to stay free
             sh("mkfs.ext4", "-q", "-F", img)
             loopdev = sh("losetup", "--direct-io=on", "--find", "--show", img)
             mounted = os.path.join(work, "mnt")
@@ -147,7 +147,7 @@ def main():
         once_s = time.monotonic() - t0
         after = device_stat(stat_path) if stat_path else (0, 0)
         if once.returncode != 0:
-            log(f"--once exited {once.returncode}: {once.stderr[-2000:]}")
+            log(f"--once exited {once.returncode}: {once.stdout[-2000:]} {once.stderr[-2000:]}")
             return 1
 
         log_path = os.path.join(work, "daemon.log")
