@@ -14,9 +14,8 @@
 //           high). First touch (one write per 4 KiB page of both buffers, the kernel
 //           allocates and zeroes each page) is timed alone: extra page_alloc_bytes_per_second
 //           (2·S / time) and fault_in_seconds; THP outcomes are in vmstat_delta
-//           (thp_fault_alloc/thp_fault_fallback). Then one warm-up pass and 5 timed passes
-//           copying S in 1 MiB chunks: throughput = extra stream_copy_bytes_per_second (median
-//           pass).
+//           (thp_fault_alloc/thp_fault_fallback). Then one warm-up pass and 5 timed passes,
+//           each one memcpy of S: throughput = extra stream_copy_bytes_per_second (median pass).
 //   All buffers are mmapped at probe time and munmapped before returning (the daemon's RSS
 //   stays low between runs). bytes = 0 (nothing is read from a device); extra
 //   stream_buffer_bytes = S.
