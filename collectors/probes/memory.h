@@ -9,8 +9,8 @@
 //           15 MiB (a 30 MiB working set: the run's peak RSS stays within +32 MiB on any
 //           machine; the hot buffers are unmapped first); shrunk to MemAvailable/4 (at least
 //           1 MiB) when memory is short, adding suspect low_free_memory. extra llc_bytes is the
-//           last-level cache when sysfs tells it; an LLC larger than S adds suspect
-//           stream_within_llc (part of the copy is then served from cache: the figure reads
+//           last-level cache when sysfs tells it; extra stream_within_llc is 1 when
+//           it is larger than S (part of the copy is then served from cache: the figure reads
 //           high). First touch (one write per 4 KiB page of both buffers, the kernel
 //           allocates and zeroes each page) is timed alone: extra page_alloc_bytes_per_second
 //           (2·S / time) and fault_in_seconds; THP outcomes are in vmstat_delta
