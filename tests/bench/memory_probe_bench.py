@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The memory probe's stream figure at its 15 MiB buffers against `mbw` (issue 17 item 2).
+
+Not a timed test. Each pair runs, in alternating order (probe first, then reference first in the
+next pair, so load drift hits both alike):
+
+  probe      `iodriftd --once --json` with one `memory` probe (default size: two 15 MiB buffers,
+             scheduler.nice 0 like the reference): extra.stream_copy_bytes_per_second, and its
+             peak RSS (ru_maxrss of a --once run, against one without probes)
+  mbw-large  `mbw -q -t0 -n N SIZE` with two SIZE-MiB arrays (default 512 MiB, far beyond any
+             last-level cache): memcpy bandwidth from DRAM, the reference
+  mbw-same   `mbw` at the probe's own size (15 MiB): the same working set, to tell the method
+             from the size
+
+and prints medians over --pairs (default 7, at least 5) with the ratios probe / mbw-large and
+probe / mbw-same. mbw's figure is MiB/s (2^20); all figures below are converted to bytes/s.
+
+  IODRIFT_BENCH=1 python3 tests/bench/memory_probe_bench.py [--iodriftd build/bin/iodriftd] [--pairs 7]
+
+Exits 77 (skipped) without mbw (Debian package mbw) or iodriftd.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SKIP = 77
+PROBE_MIB = 15
+
+
+def run_probe(iodriftd, config, state):
+    proc = subprocess.Popen([iodriftd, "--once", "--json", "--config", config, "--state-dir",
+                             state, "--dbus", "none"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode != 0:
+        raise SystemExit(f"iodriftd --once exited {proc.returncode}: {err[-2000:]}")
+    doc = json.loads(out)
+    probe = doc["probes"][0]
+    if not probe.get("success"):
+        raise SystemExit(f"memory probe failed: {probe.get('error')}")
+    extra = probe.get("extra", {})
+    return float(extra.get("stream_copy_bytes_per_second", probe["throughput_bytes_per_second"]))
+
+
+def run_mbw(mbw, mib, iterations):
+    out = subprocess.run([mbw, "-q", "-t0", "-n", str(iterations), str(mib)], check=True,
+                         capture_output=True, text=True, timeout=300).stdout
+    m = re.search(r"^AVG\s+Method: MEMCPY.*Copy:\s*([0-9.]+)\s*MiB/s", out, re.M)
+    if not m:
+        raise SystemExit(f"cannot parse mbw output: {out[-500:]}")
+    return float(m.group(1)) * 2**20
+
+
+def peak_rss_of_once(iodriftd, config, state, extra_args=()):
+    """Peak RSS (VmHWM, bytes) of one `iodriftd --once` run: the child's own ru_maxrss."""
+    proc = subprocess.Popen([iodriftd, "--once", "--json", "--config", config, "--state-dir",
+                             state, "--dbus", "none", *extra_args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"iodriftd --once exited {proc.returncode}")
+    return usage.ru_maxrss * 1024
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--iodriftd", default=os.environ.get("IODRIFTD",
+                                                         os.path.join(ROOT, "build/bin/iodriftd")))
+    ap.add_argument("--mbw", default=shutil.which("mbw") or "/usr/bin/mbw")
+    ap.add_argument("--pairs", type=int, default=7)
+    ap.add_argument("--large-mib", type=int, default=512)
+    args = ap.parse_args()
+    if os.environ.get("IODRIFT_BENCH") != "1":
+        print("SKIPPED: a benchmark, not a test: set IODRIFT_BENCH=1 to run it")
+        return SKIP
+    if args.pairs < 5:
+        ap.error("--pairs must be at least 5")
+    for tool in (args.iodriftd, args.mbw):
+        if not os.path.exists(tool):
+            print(f"SKIPPED: {tool} not found (mbw: apt-get install mbw)")
+            return SKIP
+    work = tempfile.mkdtemp(prefix="iodrift-membench-")
+    try:
+        config = os.path.join(work, "iodrift.yaml")
+        with open(config, "w") as f:
+            f.write("dbus: none\nscheduler:\n  nice: 0\nprobes:\n"
+                    "  - name: memory\n    kind: memory\n    timeout: 60s\n")
+        state = os.path.join(work, "state")
+        os.makedirs(state)
+        probe, large, same = [], [], []
+        for i in range(args.pairs):
+            steps = [("probe", lambda: probe.append(run_probe(args.iodriftd, config, state))),
+                     ("mbw", lambda: (large.append(run_mbw(args.mbw, args.large_mib, 3)),
+                                      same.append(run_mbw(args.mbw, PROBE_MIB, 20))))]
+            if i % 2:
+                steps.reverse()
+            for _, step in steps:
+                step()
+            print(f"pair {i + 1}: probe {probe[-1] / 1e9:.2f} GB/s, mbw {args.large_mib} MiB "
+                  f"{large[-1] / 1e9:.2f} GB/s, mbw {PROBE_MIB} MiB {same[-1] / 1e9:.2f} GB/s",
+                  file=sys.stderr, flush=True)
+        # Peak RSS of a --once run with the memory probe against one with no probes at all.
+        empty = os.path.join(work, "empty.yaml")
+        with open(empty, "w") as f:
+            f.write("dbus: none\nprobes: []\n")
+        peak = peak_rss_of_once(args.iodriftd, config, state)
+        peak_empty = peak_rss_of_once(args.iodriftd, empty, state)
+        p, l, s = (statistics.median(x) for x in (probe, large, same))
+        llc = None
+        try:
+            for index in sorted(os.listdir("/sys/devices/system/cpu/cpu0/cache")):
+                with open(f"/sys/devices/system/cpu/cpu0/cache/{index}/size") as fh:
+                    llc = fh.read().strip()
+        except OSError:
+            pass
+        print(f"memory probe stream copy vs mbw memcpy, medians of {args.pairs} alternating pairs"
+              f" (LLC: {llc or 'unknown to sysfs'})")
+        print(f"{'figure':<44} {'GB/s':>8}")
+        print(f"{'probe, 2 x 15 MiB (stream_copy)':<44} {p / 1e9:>8.2f}")
+        print(f"{f'mbw -t0, 2 x {args.large_mib} MiB (DRAM reference)':<44} {l / 1e9:>8.2f}")
+        print(f"{f'mbw -t0, 2 x {PROBE_MIB} MiB (same working set)':<44} {s / 1e9:>8.2f}")
+        print(f"ratio probe / mbw {args.large_mib} MiB: {p / l:.3f}")
+        print(f"ratio probe / mbw {PROBE_MIB} MiB: {p / s:.3f}")
+        print(f"peak RSS of iodriftd --once: {peak / 2**20:.1f} MiB with the memory probe, "
+              f"{peak_empty / 2**20:.1f} MiB without probes (+{(peak - peak_empty) / 2**20:.1f} MiB)")
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
