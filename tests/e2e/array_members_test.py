@@ -108,6 +108,10 @@ def main():
             if '"member_ratios"' not in text or members[0] not in text:
                 fail(f"/api/v1/probes has no member_ratios: {text[:2000]}")
             json.loads(text)
+            status, _, page = d.get("/")
+            page = page if isinstance(page, str) else page.decode()
+            if status != 200 or "array members" not in page or members[1] not in page:
+                fail("the status page shows no array members table")
         after = {n: sha256_file(images[n]) for n in ("m1", "m2")}
         if after != before:
             fail("a member image changed: members are only read")
