@@ -113,6 +113,7 @@ void ProbeMembers(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& 
     r.kind = spec.kind;
     r.target = member_spec.target;
     run_kind(member_spec, env, control, r);
+    result.extra["member_bytes"] += static_cast<double>(r.bytes);
     const double figure = Figure(r);
     if (!r.success() || figure <= 0) {
       result.member_errors[member] = r.error.empty() ? "no figure" : r.error;

@@ -45,7 +45,9 @@ std::string JoinDevices(const std::vector<std::string>& devices);
 // Runs the probe's kind on each member of result.target_info.members (/dev/<member>, read-only,
 // the same spec with `members` off) after the array's own run, within the array run's
 // deadline, and fills result.member_figures (throughput, or read ops/s for random),
-// result.member_ratios (array figure / member figure) and result.member_errors. `run_kind`
+// result.member_ratios (array figure / member figure) and result.member_errors; the bytes the
+// members' runs read are in result.extra["member_bytes"] (not in result.bytes: the array's figure
+// and baseline stay the array's own). `run_kind`
 // runs one kind (the runner's dispatch).
 using RunKindFn =
     std::function<void(const ProbeSpec&, const ProbeEnv&, const RunControl&, ProbeResult&)>;

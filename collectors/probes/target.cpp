@@ -661,10 +661,21 @@ TargetInfo DescribeTarget(const std::string& read_path, const fs::path& sys_root
     return info;
   }
   const auto mounts = ReadOwnMounts();
+  dev_t fs_dev = st.st_dev;
   for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
     if (it->major == major(st.st_dev) && it->minor == minor(st.st_dev)) {
       info.fstype = it->fstype;
       break;
+    }
+  }
+  if (info.fstype.empty()) {
+    // btrfs gives files a subvolume's anonymous st_dev that mountinfo does not list: the mount
+    // holding the path instead.
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(read_path, ec);
+    if (const MountEntry* m = ec ? nullptr : MountOf(real.string(), mounts)) {
+      info.fstype = m->fstype;
+      fs_dev = makedev(m->major, m->minor);
     }
   }
   struct statfs sfs {};
@@ -673,7 +684,7 @@ TargetInfo DescribeTarget(const std::string& read_path, const fs::path& sys_root
   const FilesystemKind kind = ClassifyFilesystem(f_type, info.fstype);
   info.fstype = kind.fstype;
   info.remote = kind.remote ? "1" : "0";
-  if (auto dev = BlockDeviceOfFilesystem(st.st_dev, mounts, sys_root)) {
+  if (auto dev = BlockDeviceOfFilesystem(fs_dev, mounts, sys_root)) {
     FillQueueFacts(DiskName(*dev, sys_root), sys_root, info);
     const std::string own = BlockName(*dev, sys_root);
     info.devices = BtrfsMembers(own, sys_root);
