@@ -71,12 +71,6 @@ PENDING_CONTRACT = {
                                            "issue 7 (dashboards)"),
     "iodrift_probe_baseline_ops_per_second": ({"probe", "kind", "target", "op"},
                                               "issue 13 (units)"),
-    "iodrift_probe_array_member_ratio": ({"probe", "kind", "target", "member"},
-                                         "issue 18 (arrays and members)"),
-    "iodrift_probe_member_throughput_bytes_per_second": ({"probe", "kind", "target", "member"},
-                                                         "issue 18 (arrays and members)"),
-    "iodrift_probe_member_ops_per_second": ({"probe", "kind", "target", "member"},
-                                            "issue 18 (arrays and members)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).
