@@ -31,6 +31,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "collectors/probes/netfs.h"
 #include "config/listen.h"
 
 namespace iodrift::config {
@@ -739,6 +740,10 @@ class Loader {
          [](Loader& l, const Entry& e, Config& c) {
            if (auto v = l.ReadAbsolutePath(e)) c.proc_root = *v;
          }},
+        {"sys_root",
+         [](Loader& l, const Entry& e, Config& c) {
+           if (auto v = l.ReadAbsolutePath(e)) c.sys_root = *v;
+         }},
         {"dbus",
          [](Loader& l, const Entry& e, Config& c) {
            if (auto v = l.ReadChoice(e, &CheckDbus)) c.dbus = *v;
@@ -1056,7 +1061,7 @@ class Loader {
     bool has_kind = false;    // a `kind` key is present
     bool kind_valid = false;  // ... and names a kind
     bool durations_valid = true;
-    std::optional<Entry> target, files, requests, timeout, time_budget;
+    std::optional<Entry> target, files, requests, timeout, time_budget, size, members;
   };
 
   // One probe item (a map), every problem reported. Returns what could be read: when the name
@@ -1099,7 +1104,13 @@ class Loader {
          }},
         {"size",
          [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.size = e;
            if (auto v = l.ReadSize(e, /*allow_auto=*/true)) p.probe.size = *v;
+         }},
+        {"members",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.members = e;
+           if (auto v = l.ReadBool(e)) p.probe.members = *v;
          }},
         {"files",
          [](Loader& l, const Entry& e, ProbeItem& p) {
@@ -1161,6 +1172,20 @@ class Loader {
       }
       if (read.requests && probe.kind != ProbeKind::kRandom) {
         Report(PositionOf(read.requests->key), read.requests->path, "only applies to kind random");
+      }
+      if (read.members &&
+          (probe.kind == ProbeKind::kMetadata || probe.kind == ProbeKind::kMemory)) {
+        Report(PositionOf(read.members->key), read.members->path,
+               "only applies to kinds cached, buffered, direct and random (on an array device)");
+      }
+      // A target on a network or FUSE filesystem: longer timeout, smaller runs (netfs.h),
+      // judged from /proc/self/mountinfo without touching the target.
+      if (read.target && probe.kind != ProbeKind::kMemory && !probe.target.empty() &&
+          probes::TargetLooksRemote(probe.target)) {
+        probes::ApplyRemoteDefaults(probe, {.size = read.size.has_value(),
+                                            .timeout = read.timeout.has_value(),
+                                            .files = read.files.has_value(),
+                                            .requests = read.requests.has_value()});
       }
     }
     if (read.durations_valid && (read.timeout || read.time_budget) &&

@@ -104,6 +104,8 @@ struct Config {
   std::string listen = "127.0.0.1:9723";
   std::string state_dir;  // empty = default for the user (see DefaultStateDir)
   std::string proc_root = "/proc";
+  // sysfs for block-device facts and array members (a container's /host/sys, or a built tree).
+  std::string sys_root = "/sys";
   std::string dbus = "auto";       // auto | system | session | none | ADDRESS
   std::string log_level = "info";  // trace | debug | info | warn | error
   CollectorsConfig collectors;

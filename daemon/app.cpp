@@ -58,6 +58,7 @@ probes::ProbeEnv MakeProbeEnv(const config::Config& cfg,
                               std::shared_ptr<probes::TargetDevices> target_devices = nullptr) {
   probes::ProbeEnv env;
   env.proc_root = ProcRoot(cfg.proc_root);
+  env.sys_root = cfg.sys_root;
   env.state_dir = cfg.state_dir;
   env.target_devices =
       target_devices ? std::move(target_devices) : std::make_shared<probes::TargetDevices>();

@@ -107,7 +107,9 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
                             "1 when a condition makes the figure doubtful, by reason." + last,
                             MetricType::Gauge);
   auto info = MakeFamily("iodrift_probe_target_info",
-                         "Facts about the probe target: filesystem, I/O scheduler, read-ahead, "
+                         "Facts about the probe target: filesystem (fuse.sshfs, nfs4 …), remote "
+                         "(1 on a network or FUSE filesystem), the disks underneath (devices: an "
+                         "array's or multi-device btrfs's members), I/O scheduler, read-ahead, "
                          "rotational, loop device dio, and how the kind measured (random: direct "
                          "or fadvise); value 1.",
                          MetricType::Gauge);
@@ -144,6 +146,24 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
           std::to_string(probes::kMinCorrelationPoints) +
           " runs with the feature known and while the feature or figure is constant. "
           "Negative: the figure falls as the feature rises.",
+      MetricType::Gauge);
+  auto member_figure = MakeFamily(
+      "iodrift_probe_member_throughput_bytes_per_second",
+      "Read throughput of each member disk of an array target (probe option members: true), "
+      "probed with the same kind and size right after the array." +
+          last,
+      MetricType::Gauge);
+  auto member_ops = MakeFamily(
+      "iodrift_probe_member_ops_per_second",
+      "Random read operations per second of each member disk of an array target (probe option "
+      "members: true, kind random)." +
+          last,
+      MetricType::Gauge);
+  auto member_ratio = MakeFamily(
+      "iodrift_probe_array_member_ratio",
+      "The array's figure divided by the member's (throughput, or read ops/s for random) from "
+      "the same run: about 2 for a member of a three-disk RAID5 reading at full stripe." +
+          last,
       MetricType::Gauge);
   auto tax = MakeFamily("iodrift_page_cache_tax_ratio",
                         "1 - buffered/direct throughput on the same target, from the last runs of "
@@ -239,8 +259,19 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       bool active = std::find(r.suspect.begin(), r.suspect.end(), reason) != r.suspect.end();
       AddSample(suspect, active ? 1 : 0, With(labels, "reason", reason));
     }
+    for (const auto& [member, figure] : r.member_figures) {
+      AddSample(r.kind == probes::ProbeKind::kRandom ? member_ops : member_figure, figure,
+                With(labels, "member", member));
+    }
+    for (const auto& [member, value] : r.member_ratios) {
+      AddSample(member_ratio, value, With(labels, "member", member));
+    }
     const auto& t = r.target_info;
     Labels info_labels = labels;
+    std::string devices;
+    for (const auto& d : t.devices) devices += (devices.empty() ? "" : ",") + d;
+    info_labels.push_back({"devices", devices});
+    info_labels.push_back({"remote", t.remote});
     info_labels.push_back({"fstype", t.fstype});
     info_labels.push_back({"loop_dio", t.loop_dio});
     info_labels.push_back({"mode", r.mode});
@@ -259,7 +290,8 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
        {&success,         &supported,    &duration,    &last_run, &interval,     &runs,
         &read_total,      &bytes,        &throughput,  &baseline, &baseline_ops, &ratio,
         &worst,           &worst_uptime, &correlation, &ops,      &latency,      &latency_last,
-        &latency_samples, &cpu,          &context,     &suspect,  &info,         &tax}) {
+        &latency_samples, &cpu,          &context,     &suspect,  &info,         &member_figure,
+        &member_ops,      &member_ratio, &tax}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -312,6 +312,32 @@ std::string ResultFieldsHtml(const probes::ProbeResult& result) {
          "</table></details>";
 }
 
+namespace {
+
+// `members: true` on an array: each member's figure and the array/member ratio of the last run.
+std::string MemberTableHtml(const probes::ProbeResult& r) {
+  std::string out =
+      "<h3>array members</h3><table class=\"members\"><thead><tr><th>member</th><th>figure</th>"
+      "<th>array / member</th></tr></thead><tbody>";
+  for (const auto& member : r.target_info.members) {
+    out += "<tr><td>" + HtmlEscape(member) + "</td>";
+    auto figure = r.member_figures.find(member);
+    if (figure == r.member_figures.end()) {
+      auto error = r.member_errors.find(member);
+      out += "<td colspan=\"2\" class=\"err\">" +
+             HtmlEscape(error == r.member_errors.end() ? "no figure" : error->second) +
+             "</td></tr>";
+      continue;
+    }
+    auto ratio = r.member_ratios.find(member);
+    out += Cell(KindUnitValue(r.kind, figure->second), true) +
+           Cell(ratio == r.member_ratios.end() ? "-" : FormatRatio(ratio->second), true) + "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
+}  // namespace
+
 std::string RenderStatusPage(const StatusPageInput& in) {
   static const probes::ProbeSnapshot kNone;
   const probes::ProbeSnapshot& states = in.probes ? *in.probes : kNone;  // in config order
@@ -391,6 +417,9 @@ std::string RenderStatusPage(const StatusPageInput& in) {
     } else {
       out += RenderProbeCharts(
           probes::ThinHistory(row.name, row.kind, row.target, rec.history, kMaxChartPoints), id);
+    }
+    if (rec.ran() && (!rec.last.member_figures.empty() || !rec.last.member_errors.empty())) {
+      out += MemberTableHtml(rec.last);
     }
     if (rec.ran()) {
       out += ResultFieldsHtml(rec.last);

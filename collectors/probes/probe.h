@@ -51,6 +51,14 @@ struct TargetInfo {
   // Added by the probe engine:
   std::string loop_dio;  // "0" | "1" for a loop device (its queue/../loop/dio), else ""
   std::uint32_t logical_block_size = 0;  // bytes; 0 when unknown
+  // Network and FUSE filesystems (netfs.h): "1" when the target is served by another machine or
+  // a user-space process (nfs, cifs, ceph, 9p, fuse.sshfs …), "0" when local, "" when unknown.
+  std::string remote;
+  // The disks underneath (members.h): the members of an array (md, dm, any device with slaves)
+  // or of a multi-device btrfs filesystem, else the one disk; empty when unknown.
+  std::vector<std::string> devices;
+  // The members `members: true` probes: an array target's member disks; empty otherwise.
+  std::vector<std::string> members;
 };
 
 struct ProbeResult {
@@ -98,6 +106,12 @@ struct ProbeResult {
   // stamped by the scheduler): a result of a removed or redefined probe is never recorded.
   // 0 for results made outside the scheduler. Not part of any output.
   std::uint64_t generation = 0;
+  // `members: true` on an array (members.h): each member's figure with the same kind and size
+  // (throughput, or read ops/s for random), the array's figure divided by it, and why a member
+  // has no figure.
+  std::map<std::string, double> member_figures;
+  std::map<std::string, double> member_ratios;
+  std::map<std::string, std::string> member_errors;
 
   bool success() const { return outcome == Outcome::kOk; }
 };

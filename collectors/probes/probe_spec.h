@@ -31,6 +31,7 @@ struct ProbeSpec {
   std::uint32_t requests = 1000;  // random: requests per run (enough for an honest p99)
   Duration timeout = std::chrono::seconds(30);
   Duration time_budget = std::chrono::milliseconds(250);  // stop a run after this much reading
+  bool members = false;  // an array target: also probe each member disk (members.h)
 
   bool operator==(const ProbeSpec&) const = default;
 };

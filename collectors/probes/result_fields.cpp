@@ -54,6 +54,9 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
   v.Text("rotational", t.rotational);
   v.Text("loop_dio", t.loop_dio);
   v.Count("logical_block_size", t.logical_block_size);
+  v.Text("remote", t.remote);
+  v.TextList("devices", t.devices);
+  v.TextList("members", t.members);
   v.EndGroup();
   v.Text("mode", r.mode);
   v.Real("uptime_seconds", r.uptime_seconds);
@@ -63,6 +66,18 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
         [&](const std::string& field, std::uint64_t value) { v.Count(field, value); });
   v.Real("fragmentation_index", r.fragmentation_index);
   v.Count("spec_size", r.spec_size);
+  Group(
+      v, "member_figures", r.member_figures,
+      [&](const std::string& member, double figure) { v.Real(member, figure); },
+      !r.member_figures.empty());
+  Group(
+      v, "member_ratios", r.member_ratios,
+      [&](const std::string& member, double ratio) { v.Real(member, ratio); },
+      !r.member_ratios.empty());
+  // Text values: a record (D-Bus a{sv}), keyed by member.
+  v.BeginGroup("member_errors", GroupShape::kRecord, !r.member_errors.empty());
+  for (const auto& [member, error] : r.member_errors) v.Text(member, error);
+  v.EndGroup();
 }
 
 const std::vector<std::string_view>& ProbeResultFieldNames() {

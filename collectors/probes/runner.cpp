@@ -11,6 +11,7 @@
 #include "collectors/probes/context.h"
 #include "collectors/probes/direct.h"
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/members.h"
 #include "collectors/probes/memory.h"
 #include "collectors/probes/metadata.h"
 #include "collectors/probes/random.h"
@@ -99,6 +100,7 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
       MarkFailed(result, Outcome::kError, *moved);
     } else {
       RunKind(spec, env, control, result);
+      if (spec.members && result.success()) ProbeMembers(spec, env, control, &RunKind, result);
     }
   } catch (const std::exception& e) {  // bad_alloc and friends: a value, never a crash
     MarkFailed(result, Outcome::kError, std::string("probe failed: ") + e.what());

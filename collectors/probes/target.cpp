@@ -23,6 +23,8 @@
 #include "collectors/common/proc_root.h"
 #include "collectors/common/text.h"
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/members.h"
+#include "collectors/probes/netfs.h"
 
 namespace iodrift::probes {
 namespace {
@@ -79,6 +81,16 @@ std::string DiskName(dev_t dev, const fs::path& sys_root) {
   const fs::path real = fs::canonical(link, ec);
   if (ec) return "";
   if (fs::exists(real / "partition", ec)) return real.parent_path().filename().string();
+  return real.filename().string();
+}
+
+// The block device's own name for a dev_t ("sda1" for sda1), "" when sysfs does not know it.
+std::string BlockName(dev_t dev, const fs::path& sys_root) {
+  const fs::path link =
+      sys_root / "dev/block" / (std::to_string(major(dev)) + ":" + std::to_string(minor(dev)));
+  std::error_code ec;
+  const fs::path real = fs::canonical(link, ec);
+  if (ec) return "";
   return real.filename().string();
 }
 
@@ -640,18 +652,44 @@ TargetInfo DescribeTarget(const std::string& read_path, const fs::path& sys_root
   if (stat(read_path.c_str(), &st) != 0) return info;
   if (S_ISBLK(st.st_mode)) {
     info.fstype = "block";
+    info.remote = "0";
     FillQueueFacts(DiskName(st.st_rdev, sys_root), sys_root, info);
+    const std::string own = BlockName(st.st_rdev, sys_root);
+    info.members = ArrayMembers(own, sys_root);
+    info.devices = info.members;
+    if (info.devices.empty() && !info.device.empty()) info.devices = {info.device};
     return info;
   }
   const auto mounts = ReadOwnMounts();
+  dev_t fs_dev = st.st_dev;
   for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
     if (it->major == major(st.st_dev) && it->minor == minor(st.st_dev)) {
       info.fstype = it->fstype;
       break;
     }
   }
-  if (auto dev = BlockDeviceOfFilesystem(st.st_dev, mounts, sys_root)) {
+  if (info.fstype.empty()) {
+    // btrfs gives files a subvolume's anonymous st_dev that mountinfo does not list: the mount
+    // holding the path instead.
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(read_path, ec);
+    if (const MountEntry* m = ec ? nullptr : MountOf(real.string(), mounts)) {
+      info.fstype = m->fstype;
+      fs_dev = makedev(m->major, m->minor);
+    }
+  }
+  struct statfs sfs {};
+  const std::uint64_t f_type =
+      statfs(read_path.c_str(), &sfs) == 0 ? static_cast<std::uint64_t>(sfs.f_type) : 0;
+  const FilesystemKind kind = ClassifyFilesystem(f_type, info.fstype);
+  info.fstype = kind.fstype;
+  info.remote = kind.remote ? "1" : "0";
+  if (auto dev = BlockDeviceOfFilesystem(fs_dev, mounts, sys_root)) {
     FillQueueFacts(DiskName(*dev, sys_root), sys_root, info);
+    const std::string own = BlockName(*dev, sys_root);
+    info.devices = BtrfsMembers(own, sys_root);
+    if (info.devices.empty()) info.devices = ArrayMembers(own, sys_root);
+    if (info.devices.empty() && !info.device.empty()) info.devices = {info.device};
   }
   return info;
 }
@@ -733,8 +771,14 @@ std::string DeviceKey(const ProbeSpec& spec, const fs::path& sys_root) {
 
 std::optional<DataTarget> PrepareKindTarget(const ProbeSpec& spec, const ProbeEnv& env,
                                             const RunControl& control, ProbeResult& result) {
-  auto dt = PrepareDataTarget(spec.target, std::max(spec.size, env.probe_file_bytes), control,
-                              env.target_devices.get(), spec.name + "\n" + spec.target);
+  // A directory on a network or FUSE filesystem gets a smaller probe file (netfs.h).
+  std::uint64_t file_bytes = std::max(spec.size, env.probe_file_bytes);
+  if (struct statfs sfs{}; statfs(spec.target.c_str(), &sfs) == 0 &&
+                           !RemoteFilesystemName(static_cast<std::uint64_t>(sfs.f_type)).empty()) {
+    file_bytes = std::max(spec.size, kRemoteProbeFileBytes);
+  }
+  auto dt = PrepareDataTarget(spec.target, file_bytes, control, env.target_devices.get(),
+                              spec.name + "\n" + spec.target);
   if (!dt) {
     MarkFailed(result, Outcome::kError, dt.error().message);
     return std::nullopt;

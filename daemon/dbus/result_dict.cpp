@@ -152,6 +152,9 @@ probes::ProbeResult FromDict(const Dict& d) {
     r.target_info.loop_dio = text("loop_dio");
     r.target_info.logical_block_size =
         static_cast<std::uint32_t>(Get<std::uint64_t>(*v, "logical_block_size").value_or(0));
+    r.target_info.remote = text("remote");
+    if (auto list = Get<std::vector<std::string>>(*v, "devices")) r.target_info.devices = *list;
+    if (auto list = Get<std::vector<std::string>>(*v, "members")) r.target_info.members = *list;
   }
   if (auto v = Get<std::string>(d, "mode")) r.mode = *v;
   r.uptime_seconds = Get<double>(d, "uptime_seconds");
@@ -159,6 +162,13 @@ probes::ProbeResult FromDict(const Dict& d) {
   CopyMap(d, "pressure_delta_us", r.pressure_delta_us);
   r.fragmentation_index = Get<double>(d, "fragmentation_index");
   r.spec_size = Get<std::uint64_t>(d, "spec_size");
+  CopyMap(d, "member_figures", r.member_figures);
+  CopyMap(d, "member_ratios", r.member_ratios);
+  if (auto v = Get<Dict>(d, "member_errors")) {
+    for (const auto& [member, value] : *v) {
+      if (auto text = Get<std::string>(*v, member)) r.member_errors[member] = *text;
+    }
+  }
   return r;
 }
 

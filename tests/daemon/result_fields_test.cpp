@@ -40,13 +40,17 @@ probes::ProbeResult Full() {
   r.suspect = {"io_pressure"};
   r.context = {{"MemFree", 1 << 20}, {"Active(file)", 2 << 20}};
   r.vmstat_delta = {{"pgscan_kswapd", -3}};
-  r.target_info = {"ext4", "mq-deadline", "128", "0", "vdb", "1", 512};
+  r.target_info = {"ext4", "mq-deadline", "128",          "0",           "vdb", "1",
+                   512,    "1",           {"vdb", "vdc"}, {"vdb", "vdc"}};
   r.mode = "direct";
   r.uptime_seconds = 1234.5;
   r.dentry_state = {{"negative", 7}};
   r.pressure_delta_us = {{"io_some", 9}};
   r.fragmentation_index = 0.25;
   r.spec_size = 64;
+  r.member_figures = {{"vdb", 128}};
+  r.member_ratios = {{"vdb", 2}};
+  r.member_errors = {{"vdc", "EIO"}};
   return r;
 }
 

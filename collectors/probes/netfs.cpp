@@ -1,0 +1,100 @@
+#include "collectors/probes/netfs.h"
+
+#include <filesystem>
+
+#include "collectors/common/proc_root.h"
+#include "collectors/probes/target.h"
+
+namespace iodrift::probes {
+
+std::string_view RemoteFilesystemName(std::uint64_t f_type) {
+  switch (f_type) {
+    case 0x6969:
+      return "nfs";
+    case 0xFF534D42:
+      return "cifs";
+    case 0xFE534D42:
+      return "smb2";
+    case 0x517B:
+      return "smb";
+    case 0x65735546:
+      return "fuse";
+    case 0x00C36400:
+      return "ceph";
+    case 0x01021997:
+      return "9p";
+    case 0x5346414F:
+      return "afs";
+    case 0x6B414653:
+      return "afs";  // kAFS
+    case 0x01161970:
+      return "gfs2";
+    case 0x7461636f:
+      return "ocfs2";
+    case 0x73757245:
+      return "coda";
+    case 0x564c:
+      return "ncpfs";
+    case 0x0BD00BD0:
+      return "lustre";
+    case 0x19980122:
+      return "orangefs";
+    default:
+      return "";
+  }
+}
+
+bool IsRemoteFstype(std::string_view fstype) {
+  if (fstype == "fuseblk") return false;
+  if (fstype == "fuse" || fstype.rfind("fuse.", 0) == 0) return true;
+  static constexpr std::string_view kRemote[] = {
+      "nfs",       "nfs4",     "cifs",  "smb3",   "smbfs",    "ceph", "9p",
+      "afs",       "gfs2",     "ocfs2", "lustre", "orangefs", "coda", "ncpfs",
+      "glusterfs", "virtiofs", "davfs", "beegfs", "gpfs"};
+  for (auto name : kRemote) {
+    if (fstype == name) return true;
+  }
+  return false;
+}
+
+const MountEntry* MountOf(const std::string& path, const std::vector<MountEntry>& mounts) {
+  const MountEntry* best = nullptr;
+  for (const auto& m : mounts) {
+    const std::string& mp = m.mount_point;
+    const bool prefix =
+        mp == "/" || path == mp ||
+        (path.size() > mp.size() && path.compare(0, mp.size(), mp) == 0 && path[mp.size()] == '/');
+    // Later entries mount over earlier ones at the same point.
+    if (prefix && (best == nullptr || mp.size() >= best->mount_point.size())) best = &m;
+  }
+  return best;
+}
+
+FilesystemKind ClassifyFilesystem(std::uint64_t f_type, std::string_view mount_fstype) {
+  FilesystemKind k;
+  const std::string_view magic = RemoteFilesystemName(f_type);
+  k.fstype = !mount_fstype.empty() ? std::string(mount_fstype) : std::string(magic);
+  k.remote = mount_fstype == "fuseblk" ? false : (!magic.empty() || IsRemoteFstype(mount_fstype));
+  return k;
+}
+
+bool TargetLooksRemote(const std::string& target) {
+  if (target.empty() || target[0] != '/') return false;
+  auto text = ReadWholeFile("/proc/self/mountinfo");
+  if (!text) return false;
+  const auto mounts = ParseMountinfo(*text);
+  const MountEntry* m = MountOf(std::filesystem::path(target).lexically_normal().string(), mounts);
+  return m != nullptr && IsRemoteFstype(m->fstype);
+}
+
+void ApplyRemoteDefaults(ProbeSpec& spec, const ExplicitKeys& given) {
+  if (!given.timeout && spec.timeout < kRemoteTimeout) spec.timeout = kRemoteTimeout;
+  if (!given.size && spec.kind != ProbeKind::kMetadata && spec.kind != ProbeKind::kMemory &&
+      spec.kind != ProbeKind::kRandom) {
+    spec.size = kRemoteSize;
+  }
+  if (!given.files && spec.kind == ProbeKind::kMetadata) spec.files = kRemoteFiles;
+  if (!given.requests && spec.kind == ProbeKind::kRandom) spec.requests = kRemoteRequests;
+}
+
+}  // namespace iodrift::probes
