@@ -15,6 +15,7 @@ States:
   throttled   the daemon in a block cgroup with a 40 MiB/s read limit on the loop device
 
 Usage (root): IODRIFTD=build/bin/iodriftd PYTHONPATH=tests/lib tests/bench/slowdown_states.py [REPS]
+  --states=a,b: only these states.
   --python: the same buffered/direct reads done by this script (no cached), for a machine
   without a built daemon; kernel CPU is then the script thread's.
 """
@@ -112,6 +113,14 @@ def measure(label, iodriftd, config, before=None, throttle=None):
               f"({min(tps):.0f}-{max(tps):.0f}) | {statistics.median(cpu):.2f} |", flush=True)
 
 
+ONLY = next((a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--states=")),
+            None)
+
+
+def wanted(state):
+    return ONLY is None or state in ONLY
+
+
 def main():
     need_root("mkfs.ext4")
     python = "--python" in sys.argv
@@ -135,21 +144,28 @@ def main():
             config = target  # once_python reads the file itself
         print(f"# {REPS} runs per state; MiB/s median (min-max) | kernel CPU s per GiB (median)")
         print("| state | kind | MiB/s | sys s/GiB |\n|---|---|---|---|")
-        measure("idle", iodriftd, config, before=lambda: time.sleep(IDLE))
-        measure("warm", iodriftd, config, before=lambda: warm_free_memory(WARM))
-        with PageCacheFiller(s.dir, max(mem_available() - (2 << 30), 1 << 30)):
-            measure("pagecache", iodriftd, config)
-        neg = s.path("neg")
-        os.makedirs(neg)
-        negative_dentries(neg, NEG)
-        measure("slab", iodriftd, config, before=lambda: time.sleep(IDLE))
-        sh("sh", "-c", "echo 2 > /proc/sys/vm/drop_caches")
-        with Fragmented(2 << 30):
-            measure("fragmented", iodriftd, config, before=lambda: time.sleep(IDLE))
-        with ReadThrottle(dev, THROTTLE) as t:
-            measure("throttled", iodriftd, config, before=lambda: time.sleep(IDLE), throttle=t)
-            measure("throttled+warm", iodriftd, config,
-                    before=lambda: warm_free_memory(WARM), throttle=t)
+        if wanted("idle"):
+            measure("idle", iodriftd, config, before=lambda: time.sleep(IDLE))
+        if wanted("warm"):
+            measure("warm", iodriftd, config, before=lambda: warm_free_memory(WARM))
+        if wanted("pagecache"):
+            with PageCacheFiller(s.dir, max(mem_available() - (2 << 30), 1 << 30)):
+                measure("pagecache", iodriftd, config)
+        if wanted("slab"):
+            neg = s.path("neg")
+            os.makedirs(neg)
+            negative_dentries(neg, NEG)
+            measure("slab", iodriftd, config, before=lambda: time.sleep(IDLE))
+            sh("sh", "-c", "echo 2 > /proc/sys/vm/drop_caches")
+        if wanted("fragmented"):
+            with Fragmented(2 << 30):
+                measure("fragmented", iodriftd, config, before=lambda: time.sleep(IDLE))
+        if wanted("throttled"):
+            with ReadThrottle(dev, THROTTLE) as t:
+                measure("throttled", iodriftd, config, before=lambda: time.sleep(IDLE),
+                        throttle=t)
+                measure("throttled+warm", iodriftd, config,
+                        before=lambda: warm_free_memory(WARM), throttle=t)
 
 
 main()
