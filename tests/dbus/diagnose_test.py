@@ -47,7 +47,10 @@ try:
 
         def baseline():
             status, _, body = d.get("/api/v1/probes", timeout=30)
-            return status == 200 and json.loads(body)["probes"][0].get("baseline")
+            if status != 200:
+                return None
+            return next((p.get("baseline") for p in json.loads(body)["probes"]
+                         if p["name"] == "mem"), None)
 
         if not baseline():
             res = dbus.ctl(addr, "diagnose", "mem")
