@@ -127,7 +127,7 @@ def main():
                 wait_for_service(bus.address, d)
                 # 1. warm: the baseline forms.
                 probes = wait_for("a baseline of " + BUF,
-                                  lambda: (lambda p: p if p[BUF].get("baseline") else None)(api(d)),
+                                  lambda: (lambda p: p if p.get(BUF, {}).get("baseline") else None)(api(d)),
                                   timeout=240, interval=1)
                 baseline = probes[BUF]["baseline"]
                 print(f"phase 1 warm: baseline {baseline / 1e6:.0f} MB/s")
