@@ -758,6 +758,7 @@ class Loader {
         {"scheduler",
          [](Loader& l, const Entry& e, Config& c) { l.LoadScheduler(e, c.scheduler); }},
         {"status", [](Loader& l, const Entry& e, Config& c) { l.LoadStatus(e, c.status); }},
+        {"diagnose", [](Loader& l, const Entry& e, Config& c) { l.LoadDiagnose(e, c.diagnose); }},
         {"probes", [](Loader& l, const Entry& e, Config& c) { l.LoadProbes(e, &c.probes); }},
     };
     ForEachEntry<Config>(root, "", kKeys, config);
@@ -1012,6 +1013,33 @@ class Loader {
          }},
     };
     ForEachEntry<StatusOptions>(section.value, section.path, kKeys, out);
+  }
+
+  void LoadDiagnose(const Entry& section, DiagnoseConfig& out) {
+    if (!ExpectMap(section, "a map (`enabled: true`, `warm_size: 1GiB`)")) return;
+    static constexpr KeyRule<DiagnoseConfig> kKeys[] = {
+        {"enabled",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) { ReadEnabled(l, e, d.enabled); }},
+        {"warm_size",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadSize(e, /*allow_auto=*/false)) d.warm_size = *v;
+         }},
+        {"min_available",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadSize(e, /*allow_auto=*/false)) d.min_available = *v;
+         }},
+        {"max_memory_pressure",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadCount(e, 0, 100)) {
+             d.max_memory_pressure = static_cast<std::uint32_t>(*v);
+           }
+         }},
+        {"timeout",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadDuration(e)) d.timeout = *v;
+         }},
+    };
+    ForEachEntry<DiagnoseConfig>(section.value, section.path, kKeys, out);
   }
 
   void LoadProbes(const Entry& section, std::vector<ProbeSpec>* out) {

@@ -100,6 +100,17 @@ struct StatusOptions {
   bool operator==(const StatusOptions&) const = default;
 };
 
+// The opt-in recovery experiment (daemon/diagnose.h; `iodriftctl diagnose`, D-Bus Diagnose).
+struct DiagnoseConfig {
+  bool enabled = false;                        // off: Diagnose answers that it is off
+  std::uint64_t warm_size = 1ULL << 30;        // cap on memory touched by warm_free_memory
+  std::uint64_t min_available = 512ULL << 20;  // refused while MemAvailable is below this
+  std::uint32_t max_memory_pressure = 10;      // refused while PSI memory some avg10 > (%)
+  Duration timeout = std::chrono::minutes(5);  // the whole experiment
+
+  bool operator==(const DiagnoseConfig&) const = default;
+};
+
 struct Config {
   std::string listen = "127.0.0.1:9723";
   std::string state_dir;  // empty = default for the user (see DefaultStateDir)
@@ -112,6 +123,7 @@ struct Config {
   HttpOptions http;
   SchedulerConfig scheduler;
   StatusOptions status;
+  DiagnoseConfig diagnose;
   std::vector<ProbeSpec> probes;  // a file without `probes` (or `probes:` empty) has none
 
   // Field-wise; lets a reload tell "nothing changed" from a real change.

@@ -13,6 +13,7 @@
 #include "collectors/proc/boot.h"
 #include "config/listen.h"
 #include "daemon/dbus/service.h"
+#include "daemon/diagnose.h"
 #include "daemon/exporter.h"
 #include "daemon/http_server.h"
 #include "daemon/liveness.h"
@@ -96,6 +97,18 @@ void PrepareStateDir(const config::Config& cfg) {
       std::filesystem::create_directories(probe.target, ec);
     }
   }
+}
+
+// diagnose.* of the config as the Diagnoser's options.
+DiagnoseOptions MakeDiagnoseOptions(const config::Config& cfg) {
+  DiagnoseOptions options;
+  options.enabled = cfg.diagnose.enabled;
+  options.warm_bytes = cfg.diagnose.warm_size;
+  options.min_available_bytes = cfg.diagnose.min_available;
+  options.max_memory_some_avg10 = cfg.diagnose.max_memory_pressure;
+  options.max_duration = std::chrono::duration_cast<std::chrono::seconds>(cfg.diagnose.timeout);
+  options.proc_root = ProcRoot(cfg.proc_root);
+  return options;
 }
 
 // `iodriftd --once`: every probe once, through the scheduler (so a hung target times out instead
@@ -233,6 +246,7 @@ class Daemon {
     scheduler_.AddListener([this](const probes::ProbeResult& r) { probe_log_.Record(r); });
     scheduler_.Apply(states_.Define(cfg_.probes));
     scheduler_.Start();
+    diagnoser_ = std::make_unique<Diagnoser>(MakeDiagnoseOptions(cfg_), scheduler_, states_);
     // D-Bus comes after the scheduler (its RunProbe needs it) and goes first on shutdown. It
     // never stops the daemon: an unusable bus is logged and retried (or, for auto, left off).
     if (cfg_.dbus != "none") {
@@ -240,6 +254,7 @@ class Daemon {
       dbus_options.mode = cfg_.dbus;
       dbus_options.proc_root = ProcRoot(cfg_.proc_root);
       dbus_options.record = [this](const std::string& name) { return states_.Get(name); };
+      dbus_options.diagnose = [this](const std::string& name) { return diagnoser_->Start(name); };
       dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
                                        [this] { return Reload(); });
     }
@@ -259,6 +274,7 @@ class Daemon {
       break;
     }
     dbus_.reset();
+    diagnoser_.reset();  // cancels a running experiment (its runs end with the scheduler's)
     scheduler_.Stop();
     states_.Flush();
     server_.Stop();
@@ -338,6 +354,7 @@ class Daemon {
     // A directory target remounted on another device is accepted again (its error says so).
     target_devices_->Forget();
     ApplyStatus(*loaded);
+    if (diagnoser_) diagnoser_->SetOptions(MakeDiagnoseOptions(*loaded));
     if (auto level = ParseLogLevel(loaded->log_level)) spdlog::set_level(*level);
     cfg_ = std::move(*loaded);
     spdlog::info("reload: applied {} probes={}", *cl_.config_file, cfg_.probes.size());
@@ -379,6 +396,7 @@ class Daemon {
   std::unique_ptr<Exporter> exporter_;
   HttpServer server_;
   std::mutex reload_mu_;                     // SIGHUP and D-Bus Reload may race
+  std::unique_ptr<Diagnoser> diagnoser_;     // after scheduler_ and states_: destroyed first
   std::unique_ptr<dbus::DbusService> dbus_;  // after scheduler_: destroyed before it
   std::string http_host_ = "127.0.0.1";
   SystemdNotifier notifier_;  // last: its watchdog thread calls Alive(), so it stops first

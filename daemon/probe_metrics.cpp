@@ -170,10 +170,27 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
                         "both (how much the page-cache path costs).",
                         MetricType::Gauge);
 
+  auto recovery = MakeFamily("iodrift_probe_recovery_ratio",
+                             "Last recovery experiment (iodriftctl diagnose) on the probe: its "
+                             "figure after each step divided by the baseline (step=measure: "
+                             "before any intervention). Steps skipped or not reached are absent.",
+                             MetricType::Gauge);
+  auto recovery_time = MakeFamily("iodrift_probe_recovery_timestamp_seconds",
+                                  "End of the last recovery experiment on the probe, seconds "
+                                  "since the epoch.",
+                                  MetricType::Gauge);
+
   const auto& bounds = probes::LatencyBucketBounds();
   std::map<std::string, std::pair<double, double>> by_target;  // target → (buffered, direct)
   for (const auto& state : states) {
     const probes::ProbeState& s = *state;
+    if (s.diagnosis) {
+      const Labels probe_label = {{"probe", s.spec.name}};
+      AddSample(recovery_time, s.diagnosis->finish_time_seconds, probe_label);
+      for (const auto& step : s.diagnosis->steps) {
+        if (step.ratio) AddSample(recovery, *step.ratio, With(probe_label, "step", step.step));
+      }
+    }
     if (!s.ran()) continue;
     const auto& r = s.last;
     Labels labels = ProbeLabels(r);
@@ -291,7 +308,7 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
         &read_total,      &bytes,        &throughput,  &baseline, &baseline_ops, &ratio,
         &worst,           &worst_uptime, &correlation, &ops,      &latency,      &latency_last,
         &latency_samples, &cpu,          &context,     &suspect,  &info,         &member_figure,
-        &member_ops,      &member_ratio, &tax}) {
+        &member_ops,      &member_ratio, &tax,         &recovery, &recovery_time}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

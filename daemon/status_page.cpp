@@ -426,6 +426,10 @@ std::string RenderStatusPage(const StatusPageInput& in) {
       out += "<h3>explain</h3><pre class=\"explain\">" +
              HtmlEscape(probes::ExplainProbe(rec, rec.window)) + "</pre>";
     }
+    if (rec.diagnosis) {
+      out += "<h3>last diagnose</h3><pre class=\"diagnose\">" +
+             HtmlEscape(probes::DiagnoseDetails(*rec.diagnosis)) + "</pre>";
+    }
     out += "</section>";
   }
 

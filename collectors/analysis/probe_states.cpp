@@ -251,6 +251,16 @@ bool ProbeStates::Record(const ProbeResult& result) {
   return true;
 }
 
+void ProbeStates::RecordDiagnosis(const std::string& name, DiagnoseReport report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = slots_.find(name);
+  if (it == slots_.end()) return;
+  auto next = std::make_shared<ProbeState>(*it->second.state);
+  next->diagnosis = std::make_shared<const DiagnoseReport>(std::move(report));
+  it->second.state = std::move(next);
+  PublishLocked();
+}
+
 void ProbeStates::PublishLocked() {
   auto snapshot = std::make_shared<ProbeSnapshot>();
   snapshot->reserve(order_.size());

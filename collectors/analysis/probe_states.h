@@ -1,6 +1,7 @@
 // ProbeStates: the one owner of every probe's state. Per probe it holds the spec, the last
 // result, the run counters, the baseline (with its persisted file, baseline_store.h), the drift
-// window and its correlations (drift.h) and the history ring (history.h); nothing else in the
+// window and its correlations (drift.h), the history ring (history.h) and the last recovery
+// experiment (diagnose.h); nothing else in the
 // daemon keeps a copy of any of them or joins them by name.
 //
 // Life of a probe's state:
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "collectors/analysis/baseline_store.h"
+#include "collectors/analysis/diagnose.h"
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/history.h"
 #include "collectors/probes/probe.h"
@@ -79,6 +81,8 @@ struct ProbeState {
   DriftWindow window;              // last kDriftWindowSize valid figures + features
   DriftCorrelations correlations;  // window.Correlations() after the last sample
   HistoryRing history;             // the last runs of every outcome (empty when history is off)
+  // The last recovery experiment (daemon/diagnose.h) on this probe; null when none ran.
+  std::shared_ptr<const DiagnoseReport> diagnosis;
 
   bool ran() const;
   // The baseline in bytes/s for throughput kinds (cached, buffered, direct, memory), else
@@ -117,6 +121,9 @@ class ProbeStates {
 
   // Records one finished run (see the top of this file). Returns false when it was dropped.
   bool Record(const ProbeResult& result);
+
+  // Stores the last recovery experiment of probe `name` (ignored when it is not in the set).
+  void RecordDiagnosis(const std::string& name, DiagnoseReport report);
 
   // The current set (see the top of this file).
   std::shared_ptr<const ProbeSnapshot> Snapshot() const;

@@ -168,6 +168,11 @@ struct PendingRun {
   sdbus::Result<Dict> reply;
 };
 
+struct PendingDiagnose {
+  std::shared_future<probes::DiagnoseReport> future;
+  sdbus::Result<std::string, std::map<std::string, double>> reply;
+};
+
 struct DbusService::Impl {
   Impl(DbusServiceOptions opts, Scheduler& sched, ReloadFn reload_fn)
       : options(std::move(opts)),
@@ -178,6 +183,8 @@ struct DbusService::Impl {
   // Bus-thread handlers (called by Monitor).
   std::vector<sdbus::Struct<std::string, std::string, std::string>> ListProbes();
   void RunProbe(sdbus::Result<Dict>&& reply, const std::string& name, const std::string& sender);
+  void Diagnose(sdbus::Result<std::string, std::map<std::string, double>>&& reply,
+                const std::string& name);
   std::map<std::string, std::uint64_t> Snapshot();
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
   std::vector<std::string> Reload();
@@ -214,6 +221,7 @@ struct DbusService::Impl {
   std::mutex pending_mu;
   std::condition_variable pending_cv;
   std::vector<PendingRun> pending;
+  std::vector<PendingDiagnose> pending_diagnose;
   bool results_arrived = false;
   bool completer_stop = false;
   std::thread completer;
@@ -254,6 +262,17 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
       return;
     }
     impl_.RunProbe(std::move(reply), name, sender);
+  }
+  void Diagnose(sdbus::Result<std::string, std::map<std::string, double>>&& reply,
+                std::string name) override {
+    const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
+    try {
+      impl_.Authorize(message ? message->getSender() : std::string(), "Diagnose");
+    } catch (const sdbus::Error& e) {
+      reply.returnError(e);
+      return;
+    }
+    impl_.Diagnose(std::move(reply), name);
   }
   std::map<std::string, std::uint64_t> Snapshot() override { return impl_.Snapshot(); }
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name) override {
@@ -309,6 +328,34 @@ void DbusService::Impl::RunProbe(sdbus::Result<Dict>&& reply, const std::string&
   }
   spdlog::info("dbus: runprobe probe={} sender={}", name, sender);
   pending.push_back(PendingRun{*future, std::move(reply)});
+  pending_cv.notify_one();
+}
+
+void DbusService::Impl::Diagnose(sdbus::Result<std::string, std::map<std::string, double>>&& reply,
+                                 const std::string& name) {
+  bool known = false;
+  for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
+  if (!known) {
+    reply.returnError(sdbus::Error(
+        kErrorUnknownProbe, "no probe named " + Quoted(name) + "; ListProbes shows the names"));
+    return;
+  }
+  if (!options.diagnose) {
+    reply.returnError(sdbus::Error(kErrorFailed, "diagnose is not available in this daemon"));
+    return;
+  }
+  auto future = options.diagnose(name);
+  if (!future) {
+    const int code = future.error().code;
+    const char* error = code == ENOENT  ? kErrorUnknownProbe
+                        : code == EBUSY ? kErrorBusy
+                                        : kErrorFailed;
+    reply.returnError(sdbus::Error(error, future.error().message));
+    return;
+  }
+  spdlog::info("dbus: diagnose probe={}", name);
+  std::lock_guard lock(pending_mu);
+  pending_diagnose.push_back(PendingDiagnose{*future, std::move(reply)});
   pending_cv.notify_one();
 }
 
@@ -407,6 +454,7 @@ void DbusService::Impl::OnResult(const probes::ProbeResult& result) {
 void DbusService::Impl::CompleteReady() {
   std::lock_guard bus_lock(bus_mu);
   std::vector<PendingRun> ready;
+  std::vector<PendingDiagnose> ready_diagnose;
   {
     std::lock_guard lock(pending_mu);
     for (auto it = pending.begin(); it != pending.end();) {
@@ -416,6 +464,22 @@ void DbusService::Impl::CompleteReady() {
       } else {
         ++it;
       }
+    }
+    for (auto it = pending_diagnose.begin(); it != pending_diagnose.end();) {
+      if (it->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        ready_diagnose.push_back(std::move(*it));
+        it = pending_diagnose.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& run : ready_diagnose) {
+    try {
+      const auto& report = run.future.get();
+      run.reply.returnResults(probes::DiagnoseDetails(report), probes::DiagnoseFigures(report));
+    } catch (const std::exception& e) {
+      spdlog::debug("dbus: diagnose reply failed: {}", e.what());
     }
   }
   for (auto& run : ready) {
@@ -435,7 +499,7 @@ void DbusService::Impl::CompleterLoop() {
       pending_cv.wait_for(lock, kCompleterPoll, [&] { return completer_stop || results_arrived; });
       if (completer_stop) return;
       results_arrived = false;
-      if (pending.empty()) continue;
+      if (pending.empty() && pending_diagnose.empty()) continue;
     }
     CompleteReady();
   }
@@ -458,10 +522,19 @@ void DbusService::Impl::Attach(std::unique_ptr<sdbus::IConnection> c) {
 void DbusService::Impl::Teardown(const char* why) {
   std::lock_guard bus_lock(bus_mu);
   std::vector<PendingRun> orphans;
+  std::vector<PendingDiagnose> orphan_diagnoses;
   {
     std::lock_guard lock(pending_mu);
     orphans.swap(pending);
+    orphan_diagnoses.swap(pending_diagnose);
   }
+  for (auto& run : orphan_diagnoses) {
+    try {
+      run.reply.returnError(sdbus::Error(kErrorFailed, why));
+    } catch (const sdbus::Error&) {
+    }
+  }
+  orphan_diagnoses.clear();
   for (auto& run : orphans) {
     try {
       run.reply.returnError(sdbus::Error(kErrorFailed, why));

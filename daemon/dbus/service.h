@@ -18,8 +18,11 @@
 // logs it and retries with back-off (1 s doubling to 60 s) in its own thread, an ADDRESS without
 // its `guid=` (a restarted bus has a new one); metrics and probes never depend on the bus.
 //
-// Access: ListProbes, Snapshot, Explain and Version are open to every caller; RunProbe and
-// Reload are answered AccessDenied unless the caller (uid and groups from the bus's
+// Diagnose (asynchronous like RunProbe, answered by the completer thread) starts the recovery
+// experiment through DbusServiceOptions::diagnose.
+//
+// Access: ListProbes, Snapshot, Explain and Version are open to every caller; RunProbe, Diagnose
+// and Reload are answered AccessDenied unless the caller (uid and groups from the bus's
 // GetConnectionCredentials) is root, the daemon's own user, or a member of `admin_group`. The
 // check is the daemon's own, on top of the system-bus policy, so a session bus or a bus address
 // with a looser policy grants nothing more.
@@ -29,11 +32,14 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "collectors/analysis/diagnose.h"
 #include "collectors/analysis/probe_states.h"
+#include "collectors/common/error.h"
 #include "collectors/common/proc_root.h"
 #include "daemon/dbus/names.h"
 #include "daemon/dbus/rate_limiter.h"
@@ -48,11 +54,15 @@ namespace iodrift::daemon::dbus {
 using ReloadFn = std::function<std::vector<std::string>()>;
 // The state of probe `name` (ProbeStates::Get); null when no such probe is configured. Bus thread.
 using RecordFn = std::function<std::shared_ptr<const probes::ProbeState>(const std::string&)>;
+// Starts a recovery experiment (daemon/diagnose.h Diagnoser::Start). Bus thread.
+using DiagnoseFn =
+    std::function<Expected<std::shared_future<probes::DiagnoseReport>>(const std::string&)>;
 
 struct DbusServiceOptions {
   std::string mode = "auto";  // auto | system | session | ADDRESS (not "none")
   ProcRoot proc_root;         // for Snapshot
   RecordFn record;            // for Explain; without it Explain answers Failed
+  DiagnoseFn diagnose;        // for Diagnose; without it Diagnose answers Failed
   RateLimiterOptions rate_limits;
   std::size_t max_pending = 64;         // RunProbe requests waiting for a result, then Busy
   std::string admin_group = "iodrift";  // members may RunProbe and Reload (besides root)

@@ -8,6 +8,8 @@
 //     snapshot [--json]      memory state now (meminfo in bytes, uptime)
 //     explain NAME [--json]  ratio to the post-boot baseline and the memory features ranked by
 //                            correlation with the probe's figure
+//     diagnose NAME [--json] the recovery experiment: re-measure after dropping caches, slab,
+//                            compacting and warming free memory (opt-in, root/group iodrift)
 //     reload                 make the daemon re-read its config file; prints the problems
 //     watch [--json]         print every ProbeCompleted signal (with its start time) until
 //                            interrupted
@@ -50,6 +52,9 @@ constexpr int kExitUnreachable = 3;
 // A probe may take up to its `timeout` (default 30 s) plus a wait for its device.
 constexpr auto kRunTimeout = std::chrono::seconds(300);
 
+// The whole recovery experiment (diagnose.timeout, default 5 min) plus its last run.
+constexpr auto kDiagnoseTimeout = std::chrono::seconds(900);
+
 const char* kMainHelp = R"(Usage: iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
        iodriftctl --version | --help
 
@@ -61,6 +66,9 @@ Commands:
   snapshot [--json]     the memory state now (meminfo fields in bytes, uptime)
   explain NAME [--json] why probe NAME is where it is: ratio to its post-boot
                         baseline and the memory features that move with it
+  diagnose NAME [--json] would a reboot help? re-measure probe NAME after dropping
+                        caches, slab, compacting and warming free memory (opt-in:
+                        diagnose.enabled: true)
   reload                make iodriftd re-read its config file
   watch [--json]        print every completed probe (ProbeCompleted) until interrupted
 
@@ -70,7 +78,7 @@ Options:
   -h, --help            this help; `iodriftctl COMMAND --help` for one command
   -V, --version         show the version and exit
 
-Access: list, snapshot, explain are for every user; run and reload for root and members of
+Access: list, snapshot, explain are for every user; run, diagnose and reload for root and members of
 group iodrift (others get org.iodrift.Error.AccessDenied, exit 1).
 
 Exit status: 0 ok, 1 probe failed or request refused (rate limit, busy, access denied, config
@@ -113,6 +121,28 @@ run; the answer comes from results the daemon already has.
 
 Exit status: 0 ok, 2 unknown probe, 3 daemon unreachable.
 )"},
+    {"diagnose", R"(Usage: iodriftctl [--bus BUS] diagnose NAME [--json]
+
+The recovery experiment on probe NAME (off unless iodriftd's config has `diagnose.enabled:
+true`; root and group iodrift only; one at a time): measures the probe, then re-measures after
+each of these reversible steps, stopping at the first that restores the figure to within 10 %
+of its baseline:
+  drop_caches        drop clean page cache (/proc/sys/vm/drop_caches 1) - machine-wide: every
+                     process re-reads its files afterwards
+  drop_slab          drop reclaimable slab: dentries, inodes (drop_caches 2)
+  compact            compact memory (/proc/sys/vm/compact_memory)
+  warm_free_memory   touch and release up to diagnose.warm_size of free memory, so pages the
+                     hypervisor took back (free page reporting) are backed again
+A `direct` probe on the same target, if configured, is measured at every step too. Prints the
+answer ("recovered by warming free memory: ratio 0.31 -> 0.97; ...; direct unchanged") and one
+line per step. Refused under memory pressure (diagnose.min_available, max_memory_pressure).
+Takes up to diagnose.timeout (5 min).
+  --json    {"name", "text", "figures": {"baseline", "recovered", "ratio.STEP",
+            "figure.STEP", "direct.STEP", "direct_moved.STEP", ...}}
+
+Exit status: 0 recovered or nothing to recover, 1 not recovered or refused (off, busy, memory
+pressure, no baseline), 2 unknown probe, 3 daemon unreachable.
+)"},
     {"reload", R"(Usage: iodriftctl [--bus BUS] reload
 
 Makes iodriftd re-read and apply its config file. When the file has problems the daemon keeps
@@ -153,6 +183,19 @@ class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy>
         .withArguments(name)
         .storeResultsTo(result);
     return result;
+  }
+
+  std::tuple<std::string, std::map<std::string, double>> DiagnoseWithTimeout(
+      const std::string& name) {
+    std::string text;
+    std::map<std::string, double> figures;
+    getProxy()
+        .callMethod("Diagnose")
+        .onInterface(INTERFACE_NAME)
+        .withTimeout(kDiagnoseTimeout)
+        .withArguments(name)
+        .storeResultsTo(text, figures);
+    return {text, figures};
   }
 
   // Set from the main thread while the proxy's event-loop thread may already deliver signals.
@@ -334,6 +377,32 @@ int Explain(Client& client, const std::string& name, bool json) {
   return kExitOk;
 }
 
+int Diagnose(Client& client, const std::string& name, bool json) {
+  auto [text, figures] = client.DiagnoseWithTimeout(name);
+  if (json) {
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("name");
+    w.String(name);
+    w.Key("text");
+    w.String(text);
+    w.Key("figures");
+    w.BeginObject();
+    for (const auto& [key, value] : figures) {
+      w.Key(key);
+      w.Number(value);
+    }
+    w.EndObject();
+    w.EndObject();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+  auto recovered = figures.find("recovered");
+  const bool slow = figures.count("ratio.measure") && figures.at("ratio.measure") < 0.9;
+  return (recovered != figures.end() && recovered->second > 0) || !slow ? kExitOk : kExitFailed;
+}
+
 int Reload(Client& client) {
   auto problems = client.Reload();
   if (problems.empty()) {
@@ -443,10 +512,10 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (command.empty()) {
-    return Usage("missing command (list, run, snapshot, explain, reload, watch)");
+    return Usage("missing command (list, run, snapshot, explain, diagnose, reload, watch)");
   }
   if (!kCommandHelp.count(command)) return Usage("unknown command '" + command + "'");
-  const bool takes_name = command == "run" || command == "explain";
+  const bool takes_name = command == "run" || command == "explain" || command == "diagnose";
   if (args.size() != (takes_name ? 1u : 0u)) {
     return Usage(takes_name ? command + " needs exactly one probe NAME"
                             : command + " takes no arguments");
@@ -477,6 +546,7 @@ int main(int argc, char** argv) {
     if (command == "run") return Run(*client, args[0], json);
     if (command == "snapshot") return Snapshot(*client, json);
     if (command == "explain") return Explain(*client, args[0], json);
+    if (command == "diagnose") return Diagnose(*client, args[0], json);
     if (command == "reload") return Reload(*client);
     if (command == "watch") {
       // Check the daemon is there before waiting for signals from it.
