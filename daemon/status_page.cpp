@@ -395,7 +395,8 @@ std::string RenderStatusPage(const StatusPageInput& in) {
     if (rec.ran()) {
       out += ResultFieldsHtml(rec.last);
       out += "<h3>explain</h3><pre class=\"explain\">" +
-             HtmlEscape(probes::ExplainProbe(rec, rec.window)) + "</pre>";
+             HtmlEscape(probes::ExplainProbe(rec, rec.window, probes::FindTwin(states, rec))) +
+             "</pre>";
     }
     out += "</section>";
   }

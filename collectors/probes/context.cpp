@@ -43,6 +43,16 @@ PressureNow ReadPressureNow(const ProcRoot& root) {
   return now;
 }
 
+std::optional<SchedStat> ReadSchedStat(const ProcRoot& root) {
+  auto text = root.Read("thread-self/schedstat");
+  return text ? ParseSchedStat(*text) : std::nullopt;
+}
+
+std::map<std::string, std::uint64_t> ReadDiskIoTicks(const ProcRoot& root) {
+  auto text = root.Read("diskstats");
+  return text ? ParseDiskIoTicks(*text) : std::map<std::string, std::uint64_t>{};
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& ContextFields() {
@@ -105,14 +115,41 @@ RunContext RunContext::Begin(const ProcRoot& root, double own_io_share) {
   ctx.io_avg10_ = pressure.io_avg10;
   ctx.memory_avg10_ = pressure.memory_avg10;
   ctx.vmstat_ = TrackedVmstat(root);
-  ctx.cpu_ = CurrentThreadCpu();  // last, so the snapshot's own reads are not charged
+  // Last, so the snapshot's own reads are not charged to the run.
+  ctx.disk_io_ticks_ = ReadDiskIoTicks(root);
+  ctx.sched_ = ReadSchedStat(root);
+  ctx.cpu_ = CurrentThreadCpu();
+  ctx.mono_ = MonotonicSeconds();
   return ctx;
 }
 
 void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) const {
-  const ThreadCpu cpu = CurrentThreadCpu();  // first, for the same reason
+  // First, for the same reason.
+  const double mono = MonotonicSeconds();
+  const ThreadCpu cpu = CurrentThreadCpu();
+  const auto sched = ReadSchedStat(root_);
+  const auto disk_io_ticks = ReadDiskIoTicks(root_);
   result.cpu_user_seconds = std::max(0.0, cpu.user_seconds - cpu_.user_seconds);
   result.cpu_system_seconds = std::max(0.0, cpu.system_seconds - cpu_.system_seconds);
+  TimePartsInput parts;
+  parts.wall_seconds = mono - mono_;
+  parts.rusage_user_seconds = result.cpu_user_seconds;
+  parts.rusage_system_seconds = result.cpu_system_seconds;
+  if (sched_ && sched && sched->on_cpu_ns >= sched_->on_cpu_ns &&
+      sched->runqueue_ns >= sched_->runqueue_ns) {
+    parts.on_cpu_seconds = static_cast<double>(sched->on_cpu_ns - sched_->on_cpu_ns) / 1e9;
+    parts.runqueue_wait_seconds =
+        static_cast<double>(sched->runqueue_ns - sched_->runqueue_ns) / 1e9;
+  }
+  const std::string& device = result.target_info.device;
+  if (!device.empty()) {
+    auto before = disk_io_ticks_.find(device);
+    auto after = disk_io_ticks.find(device);
+    if (before != disk_io_ticks_.end() && after != disk_io_ticks.end() &&
+        after->second >= before->second) {
+      parts.device_busy_seconds = static_cast<double>(after->second - before->second) / 1e3;
+    }
+  }
 
   if (meminfo_) {
     for (std::string_view name : ContextFields()) {
@@ -135,6 +172,14 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
       result.pressure_delta_us[name] = it->second - before;
     }
   }
+  auto stall = [&](const char* key) -> std::optional<double> {
+    auto it = result.pressure_delta_us.find(key);
+    if (it == result.pressure_delta_us.end()) return std::nullopt;
+    return static_cast<double>(it->second) / 1e6;
+  };
+  parts.psi_io_some_seconds = stall("io_some");
+  parts.psi_memory_some_seconds = stall("memory_some");
+  result.time_seconds = ComputeTimeParts(parts);
   if (io_avg10_ && OwnIoStall::Exceeds(*io_avg10_, own_io_share_, kPressureSuspectAvg10)) {
     AddSuspect(result, "io_pressure");
   }

@@ -14,6 +14,10 @@
 //                    account for (own_stall.h), > 10 % (someone else was waiting for I/O before
 //                    the probe started; the probe's own waits would count during it);
 //   memory_pressure  PSI memory "some" avg10 > 10 % at the start.
+// Time parts (time_parts.h): /proc/thread-self/schedstat, /proc/diskstats and the CPU time are
+// read last in Begin() and first in Finish(), so the parts cover the run between the snapshots;
+// Finish() writes them into ProbeResult::time_seconds with `wall` = that interval (the run's
+// duration_seconds also holds the snapshot reads around it, well under a millisecond).
 // Each part is optional: a proc root missing a file (a fixture, an old kernel) leaves that part
 // empty and is not an error.
 //
@@ -31,6 +35,7 @@
 #include "collectors/common/proc_root.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/probe.h"
+#include "collectors/probes/time_parts.h"
 #include "collectors/proc/buddyinfo.h"
 #include "collectors/proc/meminfo.h"
 
@@ -82,6 +87,9 @@ class RunContext {
   std::map<std::string, std::uint64_t> dentries_;
   std::optional<double> fragmentation_index_;
   ThreadCpu cpu_;
+  std::optional<SchedStat> sched_;
+  std::map<std::string, std::uint64_t> disk_io_ticks_;
+  double mono_ = 0;  // when the CPU snapshot was taken
 };
 
 }  // namespace iodrift::probes

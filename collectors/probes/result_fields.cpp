@@ -63,6 +63,21 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
         [&](const std::string& field, std::uint64_t value) { v.Count(field, value); });
   v.Real("fragmentation_index", r.fragmentation_index);
   v.Count("spec_size", r.spec_size);
+  // time_parts.h: user_cpu … other add up to wall; device_busy and the PSI stalls overlap them.
+  const auto& tp = r.time_seconds;
+  v.BeginGroup("time_seconds", GroupShape::kRecord, tp.has_value());
+  if (tp) {
+    v.Real("wall", tp->wall);
+    v.Real("user_cpu", tp->user_cpu);
+    v.Real("kernel_cpu", tp->kernel_cpu);
+    v.Real("runqueue_wait", tp->runqueue_wait);
+    v.Real("device_wait", tp->device_wait);
+    v.Real("other", tp->other);
+    v.Real("device_busy", tp->device_busy);
+    v.Real("psi_io_stall", tp->psi_io_stall);
+    v.Real("psi_memory_stall", tp->psi_memory_stall);
+  }
+  v.EndGroup();
 }
 
 const std::vector<std::string_view>& ProbeResultFieldNames() {
