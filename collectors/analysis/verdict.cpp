@@ -1,5 +1,6 @@
 #include "collectors/analysis/verdict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 

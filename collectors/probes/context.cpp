@@ -115,41 +115,14 @@ RunContext RunContext::Begin(const ProcRoot& root, double own_io_share) {
   ctx.io_avg10_ = pressure.io_avg10;
   ctx.memory_avg10_ = pressure.memory_avg10;
   ctx.vmstat_ = TrackedVmstat(root);
-  // Last, so the snapshot's own reads are not charged to the run.
-  ctx.disk_io_ticks_ = ReadDiskIoTicks(root);
-  ctx.sched_ = ReadSchedStat(root);
-  ctx.cpu_ = CurrentThreadCpu();
-  ctx.mono_ = MonotonicSeconds();
+  ctx.cpu_ = CurrentThreadCpu();  // last, so the snapshot's own reads are not charged
   return ctx;
 }
 
 void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) const {
-  // First, for the same reason.
-  const double mono = MonotonicSeconds();
-  const ThreadCpu cpu = CurrentThreadCpu();
-  const auto sched = ReadSchedStat(root_);
-  const auto disk_io_ticks = ReadDiskIoTicks(root_);
+  const ThreadCpu cpu = CurrentThreadCpu();  // first, for the same reason
   result.cpu_user_seconds = std::max(0.0, cpu.user_seconds - cpu_.user_seconds);
   result.cpu_system_seconds = std::max(0.0, cpu.system_seconds - cpu_.system_seconds);
-  TimePartsInput parts;
-  parts.wall_seconds = mono - mono_;
-  parts.rusage_user_seconds = result.cpu_user_seconds;
-  parts.rusage_system_seconds = result.cpu_system_seconds;
-  if (sched_ && sched && sched->on_cpu_ns >= sched_->on_cpu_ns &&
-      sched->runqueue_ns >= sched_->runqueue_ns) {
-    parts.on_cpu_seconds = static_cast<double>(sched->on_cpu_ns - sched_->on_cpu_ns) / 1e9;
-    parts.runqueue_wait_seconds =
-        static_cast<double>(sched->runqueue_ns - sched_->runqueue_ns) / 1e9;
-  }
-  const std::string& device = result.target_info.device;
-  if (!device.empty()) {
-    auto before = disk_io_ticks_.find(device);
-    auto after = disk_io_ticks.find(device);
-    if (before != disk_io_ticks_.end() && after != disk_io_ticks.end() &&
-        after->second >= before->second) {
-      parts.device_busy_seconds = static_cast<double>(after->second - before->second) / 1e3;
-    }
-  }
 
   if (meminfo_) {
     for (std::string_view name : ContextFields()) {
@@ -172,6 +145,48 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
       result.pressure_delta_us[name] = it->second - before;
     }
   }
+  if (io_avg10_ && OwnIoStall::Exceeds(*io_avg10_, own_io_share_, kPressureSuspectAvg10)) {
+    AddSuspect(result, "io_pressure");
+  }
+  if (memory_avg10_ && *memory_avg10_ > kPressureSuspectAvg10)
+    AddSuspect(result, "memory_pressure");
+}
+
+RunTimer RunTimer::Start(const ProcRoot& root) {
+  RunTimer t;
+  t.root_ = root;
+  t.mono_ = MonotonicSeconds();
+  t.disk_io_ticks_ = ReadDiskIoTicks(root);
+  t.sched_ = ReadSchedStat(root);
+  t.cpu_ = CurrentThreadCpu();
+  return t;
+}
+
+double RunTimer::Finish(ProbeResult& result) const {
+  const ThreadCpu cpu = CurrentThreadCpu();
+  const auto sched = ReadSchedStat(root_);
+  const auto disk_io_ticks = ReadDiskIoTicks(root_);
+  const double mono = MonotonicSeconds();
+  TimePartsInput parts;
+  parts.wall_seconds = mono - mono_;
+  parts.rusage_user_seconds = std::max(0.0, cpu.user_seconds - cpu_.user_seconds);
+  parts.rusage_system_seconds = std::max(0.0, cpu.system_seconds - cpu_.system_seconds);
+  if (sched_ && sched && sched->on_cpu_ns >= sched_->on_cpu_ns &&
+      sched->runqueue_ns >= sched_->runqueue_ns) {
+    parts.on_cpu_seconds = static_cast<double>(sched->on_cpu_ns - sched_->on_cpu_ns) / 1e9;
+    parts.runqueue_wait_seconds =
+        static_cast<double>(sched->runqueue_ns - sched_->runqueue_ns) / 1e9;
+  }
+  const std::string& device = result.target_info.device;
+  if (!device.empty()) {
+    auto before = disk_io_ticks_.find(device);
+    auto after = disk_io_ticks.find(device);
+    if (before != disk_io_ticks_.end() && after != disk_io_ticks.end() &&
+        after->second >= before->second) {
+      parts.device_busy_seconds = static_cast<double>(after->second - before->second) / 1e3;
+    }
+  }
+
   auto stall = [&](const char* key) -> std::optional<double> {
     auto it = result.pressure_delta_us.find(key);
     if (it == result.pressure_delta_us.end()) return std::nullopt;
@@ -180,11 +195,7 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
   parts.psi_io_some_seconds = stall("io_some");
   parts.psi_memory_some_seconds = stall("memory_some");
   result.time_seconds = ComputeTimeParts(parts);
-  if (io_avg10_ && OwnIoStall::Exceeds(*io_avg10_, own_io_share_, kPressureSuspectAvg10)) {
-    AddSuspect(result, "io_pressure");
-  }
-  if (memory_avg10_ && *memory_avg10_ > kPressureSuspectAvg10)
-    AddSuspect(result, "memory_pressure");
+  return mono;
 }
 
 }  // namespace iodrift::probes
