@@ -110,7 +110,14 @@ Verdict DecideVerdict(const VerdictInput& in) {
   const std::string head = "figure at " + Percent(ratio) + " of baseline, " + fmt(added) + " " +
                            unit + " added, " + Percent(std::max(0.0, share)) + " of it " +
                            top->part->label + "; ";
-  const bool grew = top->now >= kPartGrowth * top->base && top->now > top->base;
+  // The part must have grown, and faster than the rest of the time per unit: when every part
+  // grows alike (a proportional slowdown) the biggest part carries most of the added time without
+  // being its cause.
+  const double rest_now = scale / *in.figure - top->now;
+  const double rest_base = scale / *in.baseline - top->base;
+  const double rest_growth = rest_base > 0 && rest_now > 0 ? rest_now / rest_base : 1.0;
+  const bool grew = top->now >= kPartGrowth * top->base && top->now > top->base &&
+                    (top->base <= 0 || top->now / top->base >= kOutgrowRest * rest_growth);
   if (share < kShareOfAdded || !grew) return undetermined(head + figures + twin);
   if (top->part->cause == Cause::kDevice && in.kind == ProbeKind::kBuffered && in.twin_ratio &&
       *in.twin_ratio >= kSlowdownRatio) {

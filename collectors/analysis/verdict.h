@@ -12,12 +12,14 @@
 //   off-CPU wait    wait_ratio           → device (device_wait + other: waiting for I/O,
 //                                          including a throttle that holds requests back)
 //   run-queue wait  runqueue_wait_ratio  → cpu_contention
-// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth; README "Reading a
-// slowdown" has the measurements behind them):
+// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest; README
+// "Reading a slowdown" has the measurements behind them):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
 //   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
 //   3. the part that added the most time per unit must carry >= kShareOfAdded of the added time
-//      and have grown >= kPartGrowth x its baseline value per unit, else undetermined;
+//      and have grown >= kPartGrowth x its baseline value per unit and >= kOutgrowRest x as much
+//      as the rest of the time per unit (a proportional slowdown names no part), else
+//      undetermined;
 //   4. device on a buffered probe whose direct twin (same target) has a ratio and kept
 //      >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct reads.
 //      (A direct twin that fell as well is named in the text as the confirmation; a
@@ -38,6 +40,7 @@ namespace iodrift::probes {
 inline constexpr double kSlowdownRatio = 0.9;
 inline constexpr double kShareOfAdded = 0.5;
 inline constexpr double kPartGrowth = 1.5;
+inline constexpr double kOutgrowRest = 1.25;
 
 enum class Cause { kDevice, kMemoryManagement, kCpuContention, kUndetermined };
 // "device" | "memory_management" | "cpu_contention" | "undetermined"
