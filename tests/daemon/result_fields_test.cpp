@@ -47,6 +47,16 @@ probes::ProbeResult Full() {
   r.pressure_delta_us = {{"io_some", 9}};
   r.fragmentation_index = 0.25;
   r.spec_size = 64;
+  probes::TimeParts tp;
+  tp.wall = 0.5;
+  tp.kernel_cpu = 0.1;
+  tp.runqueue_wait = 0.05;
+  tp.device_wait = 0.3;
+  tp.other = 0.05;
+  tp.device_busy = 0.3;
+  tp.psi_io_stall = 0.2;
+  tp.psi_memory_stall = 0;
+  r.time_seconds = tp;
   return r;
 }
 
