@@ -99,6 +99,15 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
                         "tells allocation cost from device time)." +
                             last,
                         MetricType::Gauge);
+  auto time_parts = MakeFamily(
+      "iodrift_probe_time_seconds",
+      "Where the run's wall time went, by part: user_cpu, kernel_cpu, runqueue_wait, "
+      "device_wait (off-CPU while the target's device was busy), other (the rest of the "
+      "off-CPU time); these add up to the run's wall time. Not in that sum (they overlap it): "
+      "device_busy (the device's busy time, any requester), psi_io_stall and psi_memory_stall "
+      "(system-wide PSI some)." +
+          last,
+      MetricType::Gauge);
   auto context =
       MakeFamily("iodrift_probe_context_bytes",
                  "Memory state (/proc/meminfo field, bytes) at the start of the run." + last,
@@ -264,6 +273,19 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
     }
     AddSample(cpu, r.cpu_user_seconds, With(labels, "mode", "user"));
     AddSample(cpu, r.cpu_system_seconds, With(labels, "mode", "system"));
+    if (const auto& tp = r.time_seconds) {
+      auto part = [&](const char* name, const std::optional<double>& v) {
+        if (v) AddSample(time_parts, *v, With(labels, "part", name));
+      };
+      part("user_cpu", tp->user_cpu);
+      part("kernel_cpu", tp->kernel_cpu);
+      part("runqueue_wait", tp->runqueue_wait);
+      part("device_wait", tp->device_wait);
+      part("other", tp->other);
+      part("device_busy", tp->device_busy);
+      part("psi_io_stall", tp->psi_io_stall);
+      part("psi_memory_stall", tp->psi_memory_stall);
+    }
     for (const auto& [field, value] : r.context) {
       AddSample(context, static_cast<double>(value), With(labels, "field", field));
     }
@@ -304,11 +326,11 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
     }
   }
   for (auto* family :
-       {&success,         &supported,    &duration,    &last_run, &interval,     &runs,
-        &read_total,      &bytes,        &throughput,  &baseline, &baseline_ops, &ratio,
-        &worst,           &worst_uptime, &correlation, &ops,      &latency,      &latency_last,
-        &latency_samples, &cpu,          &context,     &suspect,  &info,         &member_figure,
-        &member_ops,      &member_ratio, &tax,         &recovery, &recovery_time}) {
+       {&success,         &supported,    &duration,     &last_run, &interval,     &runs,
+        &read_total,      &bytes,        &throughput,   &baseline, &baseline_ops, &ratio,
+        &worst,           &worst_uptime, &correlation,  &ops,      &latency,      &latency_last,
+        &latency_samples, &cpu,          &time_parts,   &context,  &suspect,      &info,
+        &member_figure,   &member_ops,   &member_ratio, &tax,      &recovery,     &recovery_time}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

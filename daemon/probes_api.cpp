@@ -7,6 +7,8 @@
 #include <system_error>
 
 #include "collectors/analysis/drift.h"
+#include "collectors/analysis/explain.h"
+#include "collectors/analysis/verdict.h"
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
 
@@ -36,7 +38,8 @@ void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.EndObject();
 }
 
-std::string ProbeJson(const probes::ProbeState& rec, std::optional<std::size_t> last_points) {
+std::string ProbeJson(const probes::ProbeState& rec, const probes::ProbeSnapshot& states,
+                      std::optional<std::size_t> last_points) {
   JsonWriter result;
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
@@ -49,6 +52,11 @@ std::string ProbeJson(const probes::ProbeState& rec, std::optional<std::size_t> 
   w.Key("uptime_at_worst").OptionalNumber(rec.uptime_at_worst);
   w.Key("baseline_runs_needed").Unsigned(rec.baseline_runs_needed);
   w.Key("baseline_runs_counted").Unsigned(rec.baseline_runs_counted());
+  const probes::ProbeState* twin = probes::FindTwin(states, rec);
+  const probes::Verdict verdict = probes::VerdictOf(rec, twin);
+  w.Key("verdict").String(probes::CauseName(verdict.cause));
+  w.Key("verdict_text").String(verdict.line);
+  w.Key("explain").String(probes::ExplainProbe(rec, rec.window, twin));
   w.Key("runs").BeginObject();
   for (auto outcome : probes::kAllOutcomes) {
     auto it = rec.runs.find(outcome);
@@ -85,7 +93,7 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
     if (!state->ran()) continue;
     if (!first) out += ",";
     first = false;
-    out += ProbeJson(*state, last_points);
+    out += ProbeJson(*state, states, last_points);
   }
   out += "]}\n";
   return out;

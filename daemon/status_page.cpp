@@ -424,7 +424,8 @@ std::string RenderStatusPage(const StatusPageInput& in) {
     if (rec.ran()) {
       out += ResultFieldsHtml(rec.last);
       out += "<h3>explain</h3><pre class=\"explain\">" +
-             HtmlEscape(probes::ExplainProbe(rec, rec.window)) + "</pre>";
+             HtmlEscape(probes::ExplainProbe(rec, rec.window, probes::FindTwin(states, rec))) +
+             "</pre>";
     }
     if (rec.diagnosis) {
       out += "<h3>last diagnose</h3><pre class=\"diagnose\">" +

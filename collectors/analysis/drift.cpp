@@ -9,9 +9,22 @@ namespace iodrift::probes {
 namespace {
 
 constexpr std::array<std::string_view, kDriftFeatureCount> kFeatureNames = {
-    "uptime_seconds",     "mem_free_bytes",        "cached_bytes",        "sreclaimable_bytes",
-    "sunreclaim_bytes",   "dirty_writeback_bytes", "fragmentation_index", "psi_memory_stall_ratio",
-    "psi_io_stall_ratio", "reclaim_pages",         "dentries_negative"};
+    "uptime_seconds",
+    "mem_free_bytes",
+    "cached_bytes",
+    "sreclaimable_bytes",
+    "sunreclaim_bytes",
+    "dirty_writeback_bytes",
+    "fragmentation_index",
+    "psi_memory_stall_ratio",
+    "psi_io_stall_ratio",
+    "reclaim_pages",
+    "dentries_negative",
+    "kernel_cpu_seconds_per_gib",
+    "device_busy_seconds_per_gib",
+    "kernel_cpu_ratio",
+    "wait_ratio",
+    "runqueue_wait_ratio"};
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -98,6 +111,18 @@ DriftFeatures ExtractDriftFeatures(const ProbeResult& r) {
   if (any_reclaim) set(DriftFeature::kReclaim, reclaim);
   if (auto it = r.dentry_state.find("negative"); it != r.dentry_state.end()) {
     set(DriftFeature::kDentriesNegative, static_cast<double>(it->second));
+  }
+  if (const auto& tp = r.time_seconds) {
+    if (IsThroughputKind(r.kind) && r.bytes > 0) {
+      const double gib = static_cast<double>(r.bytes) / (1ull << 30);
+      set(DriftFeature::kKernelCpuPerGib, tp->kernel_cpu / gib);
+      if (tp->device_busy) set(DriftFeature::kDeviceBusyPerGib, *tp->device_busy / gib);
+    }
+    if (tp->wall > 0) {
+      set(DriftFeature::kKernelCpuRatio, tp->kernel_cpu / tp->wall);
+      set(DriftFeature::kWaitRatio, (tp->device_wait.value_or(0) + tp->other) / tp->wall);
+      if (tp->runqueue_wait) set(DriftFeature::kRunqueueWaitRatio, *tp->runqueue_wait / tp->wall);
+    }
   }
   return f;
 }

@@ -21,6 +21,14 @@
 //   psi_io_stall_ratio      PSI io "some" stall during the run / run duration
 //   reclaim_pages           sum of the pgscan_* and pgsteal_* deltas over the run
 //   dentries_negative       negative dentries (/proc/sys/fs/dentry-state) at the start
+//   kernel_cpu_seconds_per_gib   time part kernel_cpu per GiB read (time_parts.h; throughput
+//                                kinds with bytes > 0)
+//   device_busy_seconds_per_gib  time part device_busy per GiB read (same)
+//   kernel_cpu_ratio        time part kernel_cpu / wall (every kind)
+//   wait_ratio              (device_wait + other) / wall: off-CPU and not runnable (every kind)
+//   runqueue_wait_ratio     runqueue_wait / wall (every kind)
+// The last five are the run's time parts: their medians over the baseline runs
+// (ProbeState::baseline_features) are the baseline parts the verdict (verdict.h) compares with.
 //
 // Thread-safety: pure functions and plain values.
 #pragma once
@@ -51,8 +59,13 @@ enum class DriftFeature {
   kPsiIo,
   kReclaim,
   kDentriesNegative,
+  kKernelCpuPerGib,
+  kDeviceBusyPerGib,
+  kKernelCpuRatio,
+  kWaitRatio,
+  kRunqueueWaitRatio,
 };
-inline constexpr std::size_t kDriftFeatureCount = 11;
+inline constexpr std::size_t kDriftFeatureCount = 16;
 
 // Results kept per probe for the correlation (the `window` in the metric's HELP).
 inline constexpr std::size_t kDriftWindowSize = 64;

@@ -70,13 +70,41 @@ std::string Percent(double ratio) {
   return buf;
 }
 
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3gs", s);
+  return buf;
+}
+
+// "wall 1.2s = kernel CPU 0.9s + user CPU 0.01s + run-queue 0s + device 0.2s + other 0.1s;
+// overlapping: device busy 0.2s, PSI io 0.1s, PSI memory 0s"
+std::string TimePartsText(const TimeParts& tp) {
+  std::string out = "wall " + Seconds(tp.wall) + " = kernel CPU " + Seconds(tp.kernel_cpu) +
+                    " + user CPU " + Seconds(tp.user_cpu);
+  if (tp.runqueue_wait) out += " + run-queue " + Seconds(*tp.runqueue_wait);
+  if (tp.device_wait) out += " + device " + Seconds(*tp.device_wait);
+  out += " + other " + Seconds(tp.other);
+  std::string overlap;
+  auto add = [&](const char* label, const std::optional<double>& v) {
+    if (!v) return;
+    overlap += (overlap.empty() ? "" : ", ") + std::string(label) + " " + Seconds(*v);
+  };
+  add("device busy", tp.device_busy);
+  add("PSI io", tp.psi_io_stall);
+  add("PSI memory", tp.psi_memory_stall);
+  if (!overlap.empty()) out += "; overlapping: " + overlap;
+  return out;
+}
+
 }  // namespace
 
-std::string ExplainProbe(const ProbeState& record, const DriftWindow& window) {
+std::string ExplainProbe(const ProbeState& record, const DriftWindow& window,
+                         const ProbeState* twin) {
   const ProbeResult& r = record.last;
   const std::string_view unit = DriftFigureUnit(r.kind);
-  std::string out = "probe " + r.name + " (" + std::string(ProbeKindName(r.kind)) +
-                    (r.target.empty() ? "" : ", " + r.target) + ")\n";
+  std::string out = VerdictOf(record, twin).line + "\n";
+  out += "probe " + r.name + " (" + std::string(ProbeKindName(r.kind)) +
+         (r.target.empty() ? "" : ", " + r.target) + ")\n";
   if (record.last_figure) {
     out += "  last:      " + Human(*record.last_figure, unit);
     if (record.baseline && *record.baseline > 0) {
@@ -89,6 +117,9 @@ std::string ExplainProbe(const ProbeState& record, const DriftWindow& window) {
   if (!r.success()) {
     out += "  last run:  " + std::string(OutcomeName(r.outcome)) +
            (r.error.empty() ? "" : ": " + r.error) + "\n";
+  }
+  if (const auto& tp = r.time_seconds) {
+    out += "  time:      " + TimePartsText(*tp) + "\n";
   }
   if (record.baseline) {
     out += "  baseline:  " + Human(*record.baseline, unit) + " (median of the first " +
@@ -145,6 +176,17 @@ std::map<std::string, double> ExplainFigures(const ProbeState& record, const Dri
   out["window_runs"] = static_cast<double>(window.size());
   out["baseline_runs_needed"] = static_cast<double>(record.baseline_runs_needed);
   out["baseline_runs_counted"] = static_cast<double>(record.baseline_runs_counted());
+  if (const auto& tp = record.last.time_seconds) {
+    out["time.wall"] = tp->wall;
+    out["time.user_cpu"] = tp->user_cpu;
+    out["time.kernel_cpu"] = tp->kernel_cpu;
+    put("time.runqueue_wait", tp->runqueue_wait);
+    put("time.device_wait", tp->device_wait);
+    out["time.other"] = tp->other;
+    put("time.device_busy", tp->device_busy);
+    put("time.psi_io_stall", tp->psi_io_stall);
+    put("time.psi_memory_stall", tp->psi_memory_stall);
+  }
   const DriftCorrelations rho = window.Correlations();
   for (std::size_t f = 0; f < kDriftFeatureCount; ++f) {
     if (rho[f]) out["rho." + std::string(DriftFeatureName(f))] = *rho[f];

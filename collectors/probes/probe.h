@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectors/probes/probe_spec.h"
+#include "collectors/probes/time_parts.h"
 
 namespace iodrift::probes {
 
@@ -102,6 +103,9 @@ struct ProbeResult {
   // spec.requests for random. Set by RunProbe; nullopt for results made elsewhere (e.g. a
   // scheduler `skipped`), which then never restart a baseline.
   std::optional<std::uint64_t> spec_size;
+  // Where the run's wall time went (time_parts.h: the model, which parts overlap). nullopt for
+  // results made outside RunProbe.
+  std::optional<TimeParts> time_seconds;
   // The generation of the probe definition this run was started under (ProbeStates::Define,
   // stamped by the scheduler): a result of a removed or redefined probe is never recorded.
   // 0 for results made outside the scheduler. Not part of any output.

@@ -85,7 +85,8 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
                                                        : spec.size;
   result.outcome = Outcome::kError;
   result.start_time_seconds = WallSeconds();
-  const double t0 = MonotonicSeconds();
+  const RunTimer timer = RunTimer::Start(env.proc_root);  // time parts span the whole run
+  const double t0 = timer.start_mono();
 
   ScopedThreadPriority priority(env.io_class, env.io_level, env.nice);
   const RunContext context =
@@ -108,7 +109,7 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
     MarkFailed(result, Outcome::kError, "probe failed: unknown exception");
   }
   context.Finish(result, WorkingSetBytes(result));
-  const double t1 = MonotonicSeconds();
+  const double t1 = timer.Finish(result);
   result.duration_seconds = t1 - t0;
   if (env.own_io_stall) {
     if (auto it = result.pressure_delta_us.find("io_some"); it != result.pressure_delta_us.end()) {

@@ -169,6 +169,19 @@ probes::ProbeResult FromDict(const Dict& d) {
       if (auto text = Get<std::string>(*v, member)) r.member_errors[member] = *text;
     }
   }
+  if (auto v = Get<Dict>(d, "time_seconds")) {
+    probes::TimeParts tp;
+    tp.wall = Get<double>(*v, "wall").value_or(0);
+    tp.user_cpu = Get<double>(*v, "user_cpu").value_or(0);
+    tp.kernel_cpu = Get<double>(*v, "kernel_cpu").value_or(0);
+    tp.runqueue_wait = Get<double>(*v, "runqueue_wait");
+    tp.device_wait = Get<double>(*v, "device_wait");
+    tp.other = Get<double>(*v, "other").value_or(0);
+    tp.device_busy = Get<double>(*v, "device_busy");
+    tp.psi_io_stall = Get<double>(*v, "psi_io_stall");
+    tp.psi_memory_stall = Get<double>(*v, "psi_memory_stall");
+    r.time_seconds = tp;
+  }
   return r;
 }
 

@@ -388,11 +388,26 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
   if (!record || !record->ran()) {
     // Configured but never ran (yet): say so in the same shape as ExplainProbe.
     const std::string target = spec->target.empty() ? "" : ", " + spec->target;
-    return {"probe " + name + " (" + std::string(probes::ProbeKindName(spec->kind)) + target +
+    return {"Verdict: undetermined: no run yet\nprobe " + name + " (" +
+                std::string(probes::ProbeKindName(spec->kind)) + target +
                 ")\n  last:      no run yet since the daemon started\n",
             {}};
   }
-  return {probes::ExplainProbe(*record, record->window),
+  // The buffered/direct twin on the same target, for the verdict.
+  std::shared_ptr<const probes::ProbeState> twin;
+  const auto twin_kind = spec->kind == probes::ProbeKind::kBuffered ? probes::ProbeKind::kDirect
+                                                                    : probes::ProbeKind::kBuffered;
+  if (spec->kind == probes::ProbeKind::kBuffered || spec->kind == probes::ProbeKind::kDirect) {
+    for (auto& candidate : scheduler.Probes()) {
+      if (candidate.kind != twin_kind || candidate.target != spec->target) continue;
+      auto state = options.record(candidate.name);
+      if (state && state->ran()) {
+        twin = std::move(state);
+        break;
+      }
+    }
+  }
+  return {probes::ExplainProbe(*record, record->window, twin.get()),
           probes::ExplainFigures(*record, record->window)};
 }
 

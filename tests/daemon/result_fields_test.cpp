@@ -51,6 +51,16 @@ probes::ProbeResult Full() {
   r.member_figures = {{"vdb", 128}};
   r.member_ratios = {{"vdb", 2}};
   r.member_errors = {{"vdc", "EIO"}};
+  probes::TimeParts tp;
+  tp.wall = 0.5;
+  tp.kernel_cpu = 0.1;
+  tp.runqueue_wait = 0.05;
+  tp.device_wait = 0.3;
+  tp.other = 0.05;
+  tp.device_busy = 0.3;
+  tp.psi_io_stall = 0.2;
+  tp.psi_memory_stall = 0;
+  r.time_seconds = tp;
   return r;
 }
 
@@ -131,6 +141,20 @@ TEST(ResultFields, KeepsTheOnceJsonShapeAndTheKernelsNames) {
   EXPECT_NE(b.find(R"("ops_per_second":null)"), std::string::npos) << b;
   EXPECT_NE(b.find(R"("latency_seconds":{"p50":null,"p99":null,"count":null})"), std::string::npos)
       << b;
+  EXPECT_NE(b.find(R"("time_seconds":null)"), std::string::npos) << b;
+  probes::ProbeResult timed;
+  probes::TimeParts tp;
+  tp.wall = 1;
+  tp.kernel_cpu = 0.5;
+  tp.other = 0.5;
+  tp.psi_io_stall = 0.25;
+  timed.time_seconds = tp;
+  const std::string t = Json(timed);
+  EXPECT_NE(t.find(R"("time_seconds":{"wall":1,"user_cpu":0,"kernel_cpu":0.5,)"
+                   R"("runqueue_wait":null,"device_wait":null,"other":0.5,"device_busy":null,)"
+                   R"("psi_io_stall":0.25,"psi_memory_stall":null})"),
+            std::string::npos)
+      << t;
   const auto& names = probes::ProbeResultFieldNames();
   ASSERT_FALSE(names.empty());
   EXPECT_EQ(names.front(), "name");

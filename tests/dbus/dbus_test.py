@@ -96,8 +96,11 @@ try:
             fail(f"iodriftctl run unknown: rc={res.returncode} {res.stderr}")
 
         # Explain: rnd ran (at least) three times above; the answer comes from those results.
+        # The text opens with the verdict line, then "probe NAME (KIND…" (README "Reading a
+        # slowdown").
         res = dbus.ctl(addr, "explain", "rnd")
-        if (res.returncode != 0 or not res.stdout.startswith("probe rnd (random")
+        if (res.returncode != 0 or not res.stdout.startswith("Verdict: ")
+                or not res.stdout.split("\n", 1)[-1].startswith("probe rnd (random")
                 or "baseline:" not in res.stdout or "ops/s" not in res.stdout):
             fail(f"iodriftctl explain rnd: rc={res.returncode} {res.stdout}{res.stderr}")
         res = dbus.ctl(addr, "explain", "rnd", "--json")
@@ -110,7 +113,11 @@ try:
                 or f"({figures['window_runs']:g} runs in the window" not in explained["text"]
                 and f"over the last {figures['window_runs']:g} runs" not in explained["text"]
                 or figures.get("last", 0) <= 0 or "baseline_runs_needed" not in figures
-                or figures.get("baseline_runs_counted", -1) < 0):
+                or figures.get("baseline_runs_counted", -1) < 0
+                or explained.get("verdict") not in ("device", "memory_management",
+                                                    "cpu_contention", "undetermined")
+                or explained.get("verdict_text") != explained["text"].split("\n", 1)[0]
+                or not explained["verdict_text"].startswith(f"Verdict: {explained['verdict']}: ")):
             fail(f"iodriftctl explain rnd --json: {res.stdout}")
         res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "Explain", "s", "rnd")
         if res.returncode != 0 or not res.stdout.startswith("sa{sd}"):

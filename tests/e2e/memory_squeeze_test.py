@@ -235,7 +235,9 @@ def report(phases, probes, page, samples):
 
     # 3. explain names the memory feature that moved: the reclaim_pages row, with its value now
     # (a squeezed run) and at baseline time (a free run), and the metric with the same rho.
-    start = page.find("<pre class=\"explain\">probe sq-buffered")
+    # The explain text opens with its verdict line, then "probe NAME (…)".
+    start = page.find("\nprobe sq-buffered (")
+    start = page.rfind("<pre class=\"explain\">", 0, start) if start >= 0 else -1
     if start < 0:
         fail("the status page has no explain text for sq-buffered")
     explain = html.unescape(page[start:page.find("</pre>", start)]).split(">", 1)[1]

@@ -6,8 +6,8 @@
 //     list [--json]          configured probes
 //     run NAME [--json]      run a probe now, print its result (same figures as `iodriftd --once`)
 //     snapshot [--json]      memory state now (meminfo in bytes, uptime)
-//     explain NAME [--json]  ratio to the post-boot baseline and the memory features ranked by
-//                            correlation with the probe's figure
+//     explain NAME [--json]  verdict, ratio to the post-boot baseline and the memory features
+//                            ranked by correlation with the probe's figure
 //     diagnose NAME [--json] the recovery experiment: re-measure after dropping caches, slab,
 //                            compacting and warming free memory (opt-in, root/group iodrift)
 //     reload                 make the daemon re-read its config file; prints the problems
@@ -64,7 +64,8 @@ Commands:
   list [--json]         configured probes: name, kind, target
   run NAME [--json]     run probe NAME now and print its result
   snapshot [--json]     the memory state now (meminfo fields in bytes, uptime)
-  explain NAME [--json] why probe NAME is where it is: ratio to its post-boot
+  explain NAME [--json] why probe NAME is where it is: a verdict (device, memory
+                        management, CPU contention), ratio to its post-boot
                         baseline and the memory features that move with it
   diagnose NAME [--json] would a reboot help? re-measure probe NAME after dropping
                         caches, slab, compacting and warming free memory (opt-in:
@@ -109,14 +110,18 @@ uptime_seconds and boot_time_seconds.
 )"},
     {"explain", R"(Usage: iodriftctl [--bus BUS] explain NAME [--json]
 
-Prints probe NAME's last figure, its ratio to the post-boot baseline (the median of the first
+Prints the verdict line first ("Verdict: CAUSE: FIGURES", CAUSE one of device,
+memory_management, cpu_contention, undetermined: which part of the run's time grew against the
+baseline runs; README "Reading a slowdown"), then probe NAME's last figure, where the last run's
+time went, its ratio to the post-boot baseline (the median of the first
 clean runs after boot), the worst ratio of this boot with the uptime it happened at, and the
 memory-state features ranked by |Spearman rho| with the figure over the recent runs, each with
 its value now and at baseline time. rho < 0: the figure falls as the feature rises. Nothing is
 run; the answer comes from results the daemon already has.
-  --json    {"name", "text", "figures": {"last", "baseline", "ratio", "worst_ratio",
+  --json    {"name", "text", "verdict": CAUSE, "verdict_text": the verdict line,
+            "figures": {"last", "baseline", "ratio", "worst_ratio",
             "uptime_at_worst", "window_runs", "baseline_runs_needed",
-            "baseline_runs_counted", "rho.FEATURE", ...}} (figures that do not exist yet
+            "baseline_runs_counted", "rho.FEATURE", "time.PART", ...}} (figures that do not exist yet
             are left out)
 
 Exit status: 0 ok, 2 unknown probe, 3 daemon unreachable.
@@ -362,6 +367,20 @@ int Explain(Client& client, const std::string& name, bool json) {
     w.String(name);
     w.Key("text");
     w.String(text);
+    // The verdict travels as the text's first line, "Verdict: <cause>: <figures>" (verdict.h),
+    // so the D-Bus signature stays (s, a{sd}).
+    const std::string first = text.substr(0, text.find('\n'));
+    const std::string_view prefix = "Verdict: ";
+    std::string cause = "undetermined";
+    if (first.rfind(prefix, 0) == 0) {
+      const auto colon = first.find(':', prefix.size());
+      cause = first.substr(prefix.size(),
+                           colon == std::string::npos ? std::string::npos : colon - prefix.size());
+    }
+    w.Key("verdict");
+    w.String(cause);
+    w.Key("verdict_text");
+    w.String(first.rfind(prefix, 0) == 0 ? first : "");
     w.Key("figures");
     w.BeginObject();
     for (const auto& [key, value] : figures) {

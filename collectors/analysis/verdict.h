@@ -1,0 +1,73 @@
+// The verdict: one line that names the cause of a slowdown from the run's time parts
+// (collectors/probes/time_parts.h) compared with the baseline runs' parts, and the buffered/direct
+// pair on the same target. It opens every explain text (explain.h) and is the `verdict` of
+// `iodriftctl explain --json`.
+//
+// Work unit: a GiB for throughput kinds (seconds per GiB), an operation for random and metadata
+// (seconds per op; ms in the text). Time per unit = 1 / figure, and the time parts add up to the
+// wall time, so the time a slowdown added per unit (1/figure - 1/baseline) is the sum of what each
+// part added per unit: part share of wall / figure now, minus the baseline runs' median share /
+// baseline figure. The parts compared:
+//   kernel CPU      kernel_cpu_ratio     → memory_management (allocating and reclaiming pages)
+//   off-CPU wait    wait_ratio           → device (device_wait + other: waiting for I/O,
+//                                          including a throttle that holds requests back)
+//   run-queue wait  runqueue_wait_ratio  → cpu_contention
+// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest; README
+// "Reading a slowdown" has the measurements behind them):
+//   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
+//   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
+//   3. the part that added the most time per unit must carry >= kShareOfAdded of the added time
+//      and have grown >= kPartGrowth x its baseline value per unit and >= kOutgrowRest x as much
+//      as the rest of the time per unit (a proportional slowdown names no part), else
+//      undetermined;
+//   4. device on a buffered probe whose direct twin (same target) has a ratio and kept
+//      >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct reads.
+//      (A direct twin that fell as well is named in the text as the confirmation; a
+//      memory_management verdict names whether direct stayed unchanged.)
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectors/analysis/drift.h"
+#include "collectors/analysis/probe_states.h"
+
+namespace iodrift::probes {
+
+inline constexpr double kSlowdownRatio = 0.9;
+inline constexpr double kShareOfAdded = 0.5;
+inline constexpr double kPartGrowth = 1.5;
+inline constexpr double kOutgrowRest = 1.25;
+
+enum class Cause { kDevice, kMemoryManagement, kCpuContention, kUndetermined };
+// "device" | "memory_management" | "cpu_contention" | "undetermined"
+std::string_view CauseName(Cause cause);
+
+struct VerdictInput {
+  ProbeKind kind = ProbeKind::kBuffered;
+  std::optional<double> figure;            // last run's figure (bytes/s or ops/s)
+  std::optional<double> baseline;          // same unit
+  DriftFeatures now = UnknownFeatures();   // last run's features (the *_ratio time parts used)
+  DriftFeatures base = UnknownFeatures();  // baseline runs' medians
+  // The buffered/direct twin on the same target: its kind and figure / its baseline.
+  std::optional<ProbeKind> twin_kind;
+  std::optional<double> twin_ratio;
+};
+
+struct Verdict {
+  Cause cause = Cause::kUndetermined;
+  std::string line;  // "Verdict: <cause>: <figures>" (no newline)
+};
+
+Verdict DecideVerdict(const VerdictInput& in);
+
+// The buffered probe for a direct one and the reverse, on the same target, that ran; else null.
+const ProbeState* FindTwin(const ProbeSnapshot& all, const ProbeState& state);
+
+// DecideVerdict on a probe's state (its last run vs its baseline) and its twin (may be null).
+Verdict VerdictOf(const ProbeState& state, const ProbeState* twin);
+
+}  // namespace iodrift::probes
