@@ -13,6 +13,8 @@
 #include "collectors/probes/runner.h"
 #include "config/config.h"
 #include "daemon/dbus/result_dict.h"
+#include "daemon/probe_metrics.h"
+#include "tests/analysis/states_test_util.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -252,6 +254,68 @@ TEST(ReadersOutputs, DbusDictRoundTripsTheCurve) {
   ProbeResult plain;
   EXPECT_TRUE(daemon::dbus::FromDict(daemon::dbus::ToDict(plain)).readers.empty());
   EXPECT_EQ(daemon::dbus::ToDict(plain).count("readers"), 0u);
+}
+
+const prometheus::MetricFamily* Family(const std::vector<prometheus::MetricFamily>& families,
+                                       const std::string& name) {
+  for (const auto& f : families)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::map<std::string, double> ByLabels(const prometheus::MetricFamily& f) {
+  std::map<std::string, double> out;
+  for (const auto& m : f.metric) {
+    std::string key;
+    for (const auto& l : m.label)
+      if (l.name == "readers" || l.name == "stat" || l.name == "op")
+        key += l.name + "=" + l.value + ",";
+    out[key] = m.gauge.value;
+  }
+  return out;
+}
+
+TEST(ReadersOutputs, MetricsPerReaderCountOnlyForACurve) {
+  probes::ProbeStates store;
+  ProbeResult r = CurveResult();
+  r.spec_size = 0;
+  testing::DefineAndRecord(store, r);
+  std::vector<prometheus::MetricFamily> out;
+  daemon::AppendProbeFamilies(*store.Snapshot(), out);
+  const auto* rate = Family(out, "iodrift_probe_readers_throughput_bytes_per_second");
+  ASSERT_NE(rate, nullptr);
+  EXPECT_EQ(ByLabels(*rate), (std::map<std::string, double>{
+                                 {"readers=1,", 100}, {"readers=16,", 800}, {"readers=2,", 180}}));
+  const auto* spread = Family(out, "iodrift_probe_reader_throughput_bytes_per_second");
+  ASSERT_NE(spread, nullptr);
+  EXPECT_DOUBLE_EQ(ByLabels(*spread).at("readers=2,stat=min,"), 90 * 0.9);
+  EXPECT_DOUBLE_EQ(ByLabels(*spread).at("readers=2,stat=max,"), 90 * 1.1);
+  const auto* efficiency = Family(out, "iodrift_probe_readers_scaling_efficiency");
+  ASSERT_NE(efficiency, nullptr);
+  EXPECT_DOUBLE_EQ(ByLabels(*efficiency).at("readers=2,"), 0.9);
+  EXPECT_DOUBLE_EQ(ByLabels(*efficiency).at("readers=16,"), 0.5);
+  EXPECT_EQ(Family(out, "iodrift_probe_readers_ops_per_second"), nullptr);
+
+  // A random curve: ops families with op=read; a plain probe: none of the readers families.
+  probes::ProbeStates plain;
+  ProbeResult classic = CurveResult();
+  classic.readers.clear();
+  testing::DefineAndRecord(plain, classic);
+  out.clear();
+  daemon::AppendProbeFamilies(*plain.Snapshot(), out);
+  for (const auto& f : out)
+    EXPECT_EQ(f.name.find("iodrift_probe_reader"), std::string::npos) << f.name;
+  probes::ProbeStates random;
+  ProbeResult ops = CurveResult();
+  ops.kind = ProbeKind::kRandom;
+  ops.throughput_bytes_per_second.reset();
+  ops.ops_per_second["read"] = 100;
+  testing::DefineAndRecord(random, ops);
+  out.clear();
+  daemon::AppendProbeFamilies(*random.Snapshot(), out);
+  const auto* iops = Family(out, "iodrift_probe_readers_ops_per_second");
+  ASSERT_NE(iops, nullptr);
+  EXPECT_DOUBLE_EQ(ByLabels(*iops).at("op=read,readers=2,"), 180);
 }
 
 TEST(ReadersBaseline, ABaselineNeverMixesReaderCounts) {
