@@ -9,11 +9,16 @@ per `--once` run:
             read N slices that add up to the region exactly, none twice, none past it;
   buffered  each step drops the region's cache first; a reader whose slice overlapped another's
             would be served from the page cache, so the device would read fewer bytes than the
-            probe: the sectors read are at least the bytes reported (and at most readahead more).
+            probe: the sectors read are at least the bytes reported (less the 1 % the probe lets
+            stay cached) and at most readahead more;
+  random    the device reads exactly what the probe reports, and each step's bytes are the
+            requests shared out plus one warm-up read per reader.
 Then the scheduled daemon exports the curve: aggregate per reader count, per-reader spread and
 scaling efficiency. No timing is asserted. Needs root (losetup); exits 77 otherwise.
 """
 import os
+import shutil
+import subprocess
 import time
 
 from iodrift_test import prom
@@ -64,6 +69,9 @@ def check_curve(name, p):
 with Scratch("readers") as scratch:
     work = scratch.dir
     dev = scratch.loop(64 << 20, "raw", fill_random=True, mkfs=False)
+    # udev's first look at a new device (blkid) would add reads of its own to the counter.
+    if shutil.which("udevadm"):
+        subprocess.run(["udevadm", "settle", "--timeout=30"], capture_output=True)
     state = os.path.join(work, "state")
 
     for kind in ("direct", "buffered", "random"):
@@ -98,9 +106,10 @@ with Scratch("readers") as scratch:
             readahead = int(open(f"/sys/block/{os.path.basename(dev)}/queue/read_ahead_kb")
                             .read()) << 10
             slack = len(COUNTS) * (2 << 20) + sum(COUNTS) * readahead
-            if not p["bytes"] <= read_bytes <= p["bytes"] + slack:
+            # Up to 1 % of a region may stay cached after the drop (the probe's own limit).
+            if not 0.99 * p["bytes"] <= read_bytes <= p["bytes"] + slack:
                 fail(f"buffered: device read {read_bytes} bytes for {p['bytes']} reported "
-                     f"(allowed: up to {slack} of readahead more, never less)")
+                     f"(allowed: up to {slack} of readahead more, at most 1 % less)")
         print(f"ok {kind}: steps {COUNTS} read {read_bytes} device bytes for {p['bytes']}")
 
     # The scheduled daemon exports the curve.
