@@ -655,7 +655,9 @@ class Loader {
       ReportValue(entry, "expected a reader count from 1 to " +
                              std::to_string(probes::kMaxReaders) + " or a list of 1 to " +
                              std::to_string(kMaxSteps) + " of them like [1, 2, 4, 8], got " +
-                             DescribeNode(entry.value));
+                             (entry.value.IsSequence() && entry.value.size() == 0
+                                  ? std::string("an empty list")
+                                  : DescribeNode(entry.value)));
       return std::nullopt;
     }
     std::vector<std::uint32_t> counts;

@@ -70,7 +70,7 @@ TEST(ReadersConfig, BadValuesNameKeyAndLine) {
             "bad.yaml:5:21: probes[0].readers[2]: repeats reader count 2");
   EXPECT_EQ(OnlyProblemText(head + "    readers: []\n"),
             "bad.yaml:5:14: probes[0].readers: expected a reader count from 1 to 64 or a list of "
-            "1 to 16 of them like [1, 2, 4, 8], got an empty sequence");
+            "1 to 16 of them like [1, 2, 4, 8], got an empty list");
   EXPECT_EQ(OnlyProblemText("probes:\n  - name: m\n    kind: metadata\n    target: /tmp\n"
                             "    readers: 2\n"),
             "bad.yaml:5:5: probes[0].readers: only applies to kinds buffered, direct and random");
