@@ -13,7 +13,9 @@
 #include "collectors/probes/runner.h"
 #include "config/config.h"
 #include "daemon/dbus/result_dict.h"
+#include "daemon/json_writer.h"
 #include "daemon/probe_metrics.h"
+#include "daemon/probe_report.h"
 #include "tests/analysis/states_test_util.h"
 #include "tests/probes/probe_test_util.h"
 
@@ -251,7 +253,19 @@ TEST(ReadersOutputs, DbusDictRoundTripsTheCurve) {
     EXPECT_DOUBLE_EQ(*back.readers[i].scaling_efficiency, *r.readers[i].scaling_efficiency);
     EXPECT_EQ(back.readers[i].bytes, r.readers[i].bytes);
   }
+  // JSON (--once, /api/v1/probes) is the same before and after D-Bus (iodriftctl's view).
+  auto json = [](const ProbeResult& x) {
+    daemon::JsonWriter w;
+    daemon::WriteProbeResultJson(w, x);
+    return w.str();
+  };
+  EXPECT_EQ(json(back), json(r));
+  EXPECT_NE(
+      json(r).find(R"("readers":{"unit":"bytes_per_second","rate":{"1":100,"2":180,"16":800})"),
+      std::string::npos)
+      << json(r);
   ProbeResult plain;
+  EXPECT_NE(json(plain).find(R"("readers":null)"), std::string::npos);
   EXPECT_TRUE(daemon::dbus::FromDict(daemon::dbus::ToDict(plain)).readers.empty());
   EXPECT_EQ(daemon::dbus::ToDict(plain).count("readers"), 0u);
 }
