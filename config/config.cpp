@@ -643,6 +643,46 @@ class Loader {
     return value;
   }
 
+  // `readers: N` or `readers: [1, 2, 4, 8]`: reader counts from 1 to kMaxReaders, a list
+  // without repeats (at most 16 counts: each is a step of the run).
+  std::optional<std::vector<std::uint32_t>> ReadReaders(const Entry& entry) {
+    constexpr std::size_t kMaxSteps = 16;
+    if (entry.value.IsScalar()) {
+      auto v = ReadCount(entry, 1, probes::kMaxReaders);
+      if (!v) return std::nullopt;
+      return std::vector<std::uint32_t>{static_cast<std::uint32_t>(*v)};
+    }
+    if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > kMaxSteps) {
+      ReportValue(entry, "expected a reader count from 1 to " +
+                             std::to_string(probes::kMaxReaders) + " or a list of 1 to " +
+                             std::to_string(kMaxSteps) + " of them like [1, 2, 4, 8], got " +
+                             (entry.value.IsSequence() && entry.value.size() == 0
+                                  ? std::string("an empty list")
+                                  : DescribeNode(entry.value)));
+      return std::nullopt;
+    }
+    std::vector<std::uint32_t> counts;
+    bool ok = true;
+    for (std::size_t i = 0; i < entry.value.size(); ++i) {
+      const Entry item{entry.path + "[" + std::to_string(i) + "]", entry.name, entry.key,
+                       entry.value[i]};
+      auto v = ReadCount(item, 1, probes::kMaxReaders);
+      if (!v) {
+        ok = false;
+        continue;
+      }
+      const auto count = static_cast<std::uint32_t>(*v);
+      if (std::find(counts.begin(), counts.end(), count) != counts.end()) {
+        ReportValue(item, "repeats reader count " + std::to_string(count));
+        ok = false;
+        continue;
+      }
+      counts.push_back(count);
+    }
+    if (!ok) return std::nullopt;
+    return counts;
+  }
+
   std::optional<Duration> ReadDuration(const Entry& entry) {
     auto text = ReadScalar(entry, "a duration like 30s");
     if (!text) return std::nullopt;
@@ -1089,7 +1129,7 @@ class Loader {
     bool has_kind = false;    // a `kind` key is present
     bool kind_valid = false;  // ... and names a kind
     bool durations_valid = true;
-    std::optional<Entry> target, files, requests, timeout, time_budget, size, members;
+    std::optional<Entry> target, files, requests, timeout, time_budget, size, members, readers;
   };
 
   // One probe item (a map), every problem reported. Returns what could be read: when the name
@@ -1154,6 +1194,11 @@ class Loader {
              p.probe.requests = static_cast<std::uint32_t>(*v);
            }
          }},
+        {"readers",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.readers = e;
+           if (auto v = l.ReadReaders(e)) p.probe.readers = std::move(*v);
+         }},
         {"timeout",
          [](Loader& l, const Entry& e, ProbeItem& p) {
            p.timeout = e;
@@ -1214,6 +1259,10 @@ class Loader {
                                             .timeout = read.timeout.has_value(),
                                             .files = read.files.has_value(),
                                             .requests = read.requests.has_value()});
+      }
+      if (read.readers && !probes::KindTakesReaders(probe.kind)) {
+        Report(PositionOf(read.readers->key), read.readers->path,
+               "only applies to kinds buffered, direct and random");
       }
     }
     if (read.durations_valid && (read.timeout || read.time_budget) &&

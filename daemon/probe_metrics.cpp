@@ -174,6 +174,36 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       "the same run: about 2 for a member of a three-disk RAID5 reading at full stripe." +
           last,
       MetricType::Gauge);
+  const std::string readers_help =
+      " Probes with `readers:` only; `readers` is the number of threads reading disjoint regions "
+      "at once in that step of the run." +
+      last;
+  auto readers_bps = MakeFamily("iodrift_probe_readers_throughput_bytes_per_second",
+                                "Aggregate read throughput of all readers (buffered, direct): "
+                                "their bytes / the step's wall time." +
+                                    readers_help,
+                                MetricType::Gauge);
+  auto readers_ops = MakeFamily("iodrift_probe_readers_ops_per_second",
+                                "Aggregate operations per second of all readers (random, op=read: "
+                                "sum of the readers' IOPS)." +
+                                    readers_help,
+                                MetricType::Gauge);
+  auto reader_bps = MakeFamily("iodrift_probe_reader_throughput_bytes_per_second",
+                               "Per-reader spread: the slowest (stat=min) and fastest (stat=max) "
+                               "reader's own throughput." +
+                                   readers_help,
+                               MetricType::Gauge);
+  auto reader_ops = MakeFamily("iodrift_probe_reader_ops_per_second",
+                               "Per-reader spread: the slowest (stat=min) and fastest (stat=max) "
+                               "reader's own IOPS (random, op=read)." +
+                                   readers_help,
+                               MetricType::Gauge);
+  auto efficiency = MakeFamily("iodrift_probe_readers_scaling_efficiency",
+                               "Scaling efficiency: aggregate rate with N readers / (N x the rate "
+                               "of one reader in the same run); 1 = linear scaling, 1/N = no "
+                               "gain. Needs 1 in the probe's readers list." +
+                                   readers_help,
+                               MetricType::Gauge);
   auto tax = MakeFamily("iodrift_page_cache_tax_ratio",
                         "1 - buffered/direct throughput on the same target, from the last runs of "
                         "both (how much the page-cache path costs).",
@@ -271,6 +301,18 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       metric.summary.sample_sum = s.latency_total.sum_seconds;
       latency_last.metric.push_back(std::move(metric));
     }
+    if (r.success()) {
+      const bool ops_kind = r.kind == probes::ProbeKind::kRandom;
+      for (const probes::ReaderStep& step : r.readers) {
+        const Labels step_labels = With(labels, "readers", std::to_string(step.readers));
+        const Labels rate_labels = ops_kind ? With(step_labels, "op", "read") : step_labels;
+        AddSample(ops_kind ? readers_ops : readers_bps, step.rate, rate_labels);
+        auto& spread = ops_kind ? reader_ops : reader_bps;
+        AddSample(spread, step.per_reader_min, With(rate_labels, "stat", "min"));
+        AddSample(spread, step.per_reader_max, With(rate_labels, "stat", "max"));
+        if (step.scaling_efficiency) AddSample(efficiency, *step.scaling_efficiency, step_labels);
+      }
+    }
     AddSample(cpu, r.cpu_user_seconds, With(labels, "mode", "user"));
     AddSample(cpu, r.cpu_system_seconds, With(labels, "mode", "system"));
     if (const auto& tp = r.time_seconds) {
@@ -326,11 +368,12 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
     }
   }
   for (auto* family :
-       {&success,         &supported,    &duration,     &last_run, &interval,     &runs,
-        &read_total,      &bytes,        &throughput,   &baseline, &baseline_ops, &ratio,
-        &worst,           &worst_uptime, &correlation,  &ops,      &latency,      &latency_last,
-        &latency_samples, &cpu,          &time_parts,   &context,  &suspect,      &info,
-        &member_figure,   &member_ops,   &member_ratio, &tax,      &recovery,     &recovery_time}) {
+       {&success,         &supported,    &duration,    &last_run,   &interval,     &runs,
+        &read_total,      &bytes,        &throughput,  &baseline,   &baseline_ops, &ratio,
+        &worst,           &worst_uptime, &correlation, &ops,        &latency,      &latency_last,
+        &latency_samples, &cpu,          &time_parts,  &context,    &suspect,      &info,
+        &readers_bps,     &readers_ops,  &reader_bps,  &reader_ops, &efficiency,   &member_figure,
+        &member_ops,      &member_ratio, &tax,         &recovery,   &recovery_time}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -228,6 +228,52 @@ std::string Cell(const std::string& text, bool num = false) {
   return std::string(num ? "<td class=\"num\">" : "<td>") + HtmlEscape(text) + "</td>";
 }
 
+// The readers curve of the last run (readers.h): aggregate rate, the per-reader spread and the
+// linear-scaling line (N x the one-reader rate) over the reader count, then the same as a table.
+std::string RenderReadersCurve(const probes::ProbeResult& r, const std::string& id) {
+  if (r.readers.empty()) return "";
+  auto fmt = [&](double v) { return FormatFigure(r.kind, v); };
+  Chart c;
+  c.id = id + "-readers";
+  c.title = "Parallel readers (last run): aggregate and per-reader spread";
+  c.format_y = fmt;
+  c.x_min = r.readers.front().readers;
+  c.x_max = r.readers.front().readers;
+  ChartSeries total{"all readers", "figure", "#1f77b4", false, true, {}};
+  ChartSeries lo{"slowest reader", "reader-min", "#ff7f0e", true, true, {}};
+  ChartSeries hi{"fastest reader", "reader-max", "#2ca02c", true, true, {}};
+  ChartSeries linear{"N x one reader", "baseline", "#555555", true, false, {}};
+  std::vector<probes::ReaderStep> steps = r.readers;
+  std::sort(steps.begin(), steps.end(),
+            [](const auto& a, const auto& b) { return a.readers < b.readers; });
+  double rate_1 = 0;
+  for (const auto& s : steps)
+    if (s.readers == 1) rate_1 = s.rate;
+  std::string rows;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    const double x = s.readers;
+    c.x_min = std::min(c.x_min, x);
+    c.x_max = std::max(c.x_max, x);
+    c.x_ticks.push_back({x, std::to_string(s.readers)});
+    const std::string n = std::to_string(s.readers) + " readers: ";
+    total.points.push_back({x, s.rate, i, n + fmt(s.rate)});
+    lo.points.push_back({x, s.per_reader_min, i, n + "slowest " + fmt(s.per_reader_min)});
+    hi.points.push_back({x, s.per_reader_max, i, n + "fastest " + fmt(s.per_reader_max)});
+    if (rate_1 > 0) linear.points.push_back({x, x * rate_1, i, ""});
+    rows += "<tr>" + Cell(std::to_string(s.readers), true) + Cell(fmt(s.rate), true) +
+            Cell(fmt(s.per_reader_min), true) + Cell(fmt(s.per_reader_max), true) +
+            Cell(Opt(s.scaling_efficiency, FormatFraction), true) + "</tr>";
+  }
+  c.series = {total, lo, hi};
+  if (!linear.points.empty()) c.series.push_back(linear);
+  return "<figure><h3>" + HtmlEscape(c.title) + "</h3>" + RenderChart(c) +
+         "</figure><table class=\"readers\"><thead><tr><th>readers</th><th>all readers</th>"
+         "<th>slowest reader</th><th>fastest reader</th><th>scaling efficiency</th></tr>"
+         "</thead><tbody>" +
+         rows + "</tbody></table>";
+}
+
 std::string KindUnitValue(probes::ProbeKind kind, const std::optional<double>& v) {
   return Opt(v, [kind](double x) { return FormatFigure(kind, x); });
 }
@@ -418,6 +464,7 @@ std::string RenderStatusPage(const StatusPageInput& in) {
       out += RenderProbeCharts(
           probes::ThinHistory(row.name, row.kind, row.target, rec.history, kMaxChartPoints), id);
     }
+    if (rec.ran() && rec.last.success()) out += RenderReadersCurve(rec.last, id);
     if (rec.ran() && (!rec.last.member_figures.empty() || !rec.last.member_errors.empty())) {
       out += MemberTableHtml(rec.last);
     }

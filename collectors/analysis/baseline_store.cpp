@@ -42,7 +42,8 @@ std::string Opt(const std::optional<double>& v) { return v ? Number(*v) : "-"; }
 
 std::string KeyFields(const BaselineKey& k) {
   return PercentEncode(k.name) + " " + std::string(ProbeKindName(k.kind)) + " " +
-         PercentEncode(k.target) + " " + std::to_string(k.size);
+         PercentEncode(k.target) + " " + std::to_string(k.size) +
+         (k.readers != 1 ? "r" + std::to_string(k.readers) : "");
 }
 
 std::string Features(const DriftFeatures& f) {
@@ -69,9 +70,16 @@ bool ParseKey(const std::vector<std::string_view>& f, std::size_t at, BaselineKe
   auto name = PercentDecode(f[at]);
   auto kind = ParseProbeKind(f[at + 1]);
   auto target = PercentDecode(f[at + 2]);
-  auto size = text::ParseU64(f[at + 3]);
+  std::string_view size_field = f[at + 3];
+  std::optional<std::uint64_t> readers = 1;
+  if (const auto r = size_field.find('r'); r != std::string_view::npos) {
+    readers = text::ParseU64(size_field.substr(r + 1));
+    size_field = size_field.substr(0, r);
+    if (!readers || *readers < 1 || *readers > kMaxReaders) return false;
+  }
+  auto size = text::ParseU64(size_field);
   if (!name || name->empty() || !kind || !target || !size) return false;
-  key = BaselineKey{*name, *kind, *target, *size};
+  key = BaselineKey{*name, *kind, *target, *size, static_cast<std::uint32_t>(*readers)};
   return true;
 }
 
@@ -101,7 +109,8 @@ double WallSecondsNow() {
 }  // namespace
 
 BaselineKey KeyOf(const ProbeResult& result) {
-  return BaselineKey{result.name, result.kind, result.target, result.spec_size.value_or(0)};
+  return BaselineKey{result.name, result.kind, result.target, result.spec_size.value_or(0),
+                     result.readers.empty() ? 1u : result.readers.front().readers};
 }
 
 bool CountsForBaseline(const ProbeResult& result) {
@@ -121,6 +130,7 @@ BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
     pb.key = key;
   } else if (pb.key.name != key.name || pb.key.kind != key.kind || pb.key.target != key.target ||
              (result.spec_size && pb.key.size != key.size) ||
+             ((result.success() || !result.readers.empty()) && pb.key.readers != key.readers) ||
              result.extra.count("target_replaced") != 0) {  // another file at the same path
     pb = ProbeBaseline{};
     pb.key = key;

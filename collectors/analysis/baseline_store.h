@@ -59,6 +59,9 @@ struct BaselineKey {
   ProbeKind kind = ProbeKind::kCached;
   std::string target;
   std::uint64_t size = 0;  // ProbeResult::spec_size
+  // Reader count of the figure (the first step of a `readers:` run, else 1): a baseline never
+  // mixes reader counts. Written as "<size>r<readers>" in the file when not 1.
+  std::uint32_t readers = 1;
 
   bool operator==(const BaselineKey&) const = default;
 };
@@ -113,7 +116,8 @@ struct BaselineUpdate {
 };
 
 // Applies one result to `pb` (a default ProbeBaseline for a probe never seen). A different key
-// restarts `pb` first — unless result.spec_size is nullopt and only the size would differ.
+// restarts `pb` first — unless result.spec_size is nullopt and only the size would differ, or
+// the run failed without a readers step and only the reader count would differ.
 BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
                               std::size_t runs_needed = kDefaultBaselineRuns);
 

@@ -6,6 +6,7 @@
 
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/readers.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -31,63 +32,89 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
   const std::uint64_t drop_end = (region + kLargestFolio - 1) / kLargestFolio * kLargestFolio;
   const off_t drop_len = drop_end >= dt->size ? 0 : static_cast<off_t>(drop_end);
 
-  // Drop this region's cached pages and prove it.
-  const auto before_drop = MeasureResidency(hold->get(), 0, region);
-  std::optional<Residency> resident;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    posix_fadvise(hold->get(), 0, drop_len, POSIX_FADV_DONTNEED);
-    resident = MeasureResidency(hold->get(), 0, region);
-    if (!resident || resident->Fraction() <= kMaxResidentFraction) break;
-  }
-  if (!resident) {
-    AddSuspect(result, "residency_unverified");
-  } else {
-    result.extra["resident_before_fraction"] = resident->Fraction();
-    if (resident->Fraction() > kMaxResidentFraction) {
-      AddSuspect(result, "cache_not_dropped");
-      const bool no_effect = before_drop && before_drop->resident_bytes > 0 &&
-                             resident->resident_bytes >= before_drop->resident_bytes;
-      if (no_effect || IsMemoryBackedFs(result.target_info.fstype)) result.supported = false;
-      return MarkFailed(
-          result, Outcome::kSkipped,
-          "cache not dropped: " + std::to_string(static_cast<int>(resident->Fraction() * 100)) +
-              " % of " + dt->path + " [0, " + std::to_string(region) +
-              ") still cached after posix_fadvise(DONTNEED)" +
-              (IsMemoryBackedFs(result.target_info.fstype)
-                   ? " (" + result.target_info.fstype + " keeps its pages in memory)"
-               : no_effect ? " (posix_fadvise dropped none of them: dirty, mapped or locked "
-                             "pages stay cached, or " +
-                                 result.target_info.fstype + " ignores fadvise)"
-                           : " (mapped, dirty or locked pages stay cached)"));
+  // Drop this region's cached pages and prove it (before every step of a readers curve).
+  auto drop_and_verify = [&]() -> bool {
+    const auto before_drop = MeasureResidency(hold->get(), 0, region);
+    std::optional<Residency> resident;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      posix_fadvise(hold->get(), 0, drop_len, POSIX_FADV_DONTNEED);
+      resident = MeasureResidency(hold->get(), 0, region);
+      if (!resident || resident->Fraction() <= kMaxResidentFraction) break;
     }
-  }
+    if (!resident) {
+      AddSuspect(result, "residency_unverified");
+      return true;
+    }
+    if (!result.extra.count("resident_before_fraction"))
+      result.extra["resident_before_fraction"] = resident->Fraction();
+    if (resident->Fraction() <= kMaxResidentFraction) return true;
+    AddSuspect(result, "cache_not_dropped");
+    const bool no_effect = before_drop && before_drop->resident_bytes > 0 &&
+                           resident->resident_bytes >= before_drop->resident_bytes;
+    if (no_effect || IsMemoryBackedFs(result.target_info.fstype)) result.supported = false;
+    MarkFailed(
+        result, Outcome::kSkipped,
+        "cache not dropped: " + std::to_string(static_cast<int>(resident->Fraction() * 100)) +
+            " % of " + dt->path + " [0, " + std::to_string(region) +
+            ") still cached after posix_fadvise(DONTNEED)" +
+            (IsMemoryBackedFs(result.target_info.fstype)
+                 ? " (" + result.target_info.fstype + " keeps its pages in memory)"
+             : no_effect ? " (posix_fadvise dropped none of them: dirty, mapped or locked "
+                           "pages stay cached, or " +
+                               result.target_info.fstype + " ignores fadvise)"
+                         : " (mapped, dirty or locked pages stay cached)"));
+    return false;
+  };
 
-  auto buffer = AlignedBuffer::Make(kSequentialChunkBytes, 4096);
-  if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
-  auto fd = OpenDataTarget(*dt);  // fresh fd: fresh readahead state
-  if (!fd) return MarkFailed(result, Outcome::kError, fd.error().message);
   const double time_budget = std::chrono::duration<double>(spec.time_budget).count();
   const double timeout = std::chrono::duration<double>(spec.timeout).count();
-  const SequentialReadStats stats = ReadSequential(fd->get(), buffer->data(), kSequentialChunkBytes,
-                                                   0, region, time_budget, control);
-  result.bytes = stats.bytes;
-  if (stats.bytes > 0) {
-    if (auto after = MeasureResidency(hold->get(), 0, stats.bytes)) {
-      result.extra["resident_after_fraction"] = after->Fraction();
+  const std::vector<std::uint32_t> counts = ReaderCounts(spec);
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    if (!drop_and_verify()) return;
+    const std::uint32_t n = counts[k];
+    // Each reader: its own buffer and a fresh fd (fresh readahead state).
+    std::vector<AlignedBuffer> buffers;
+    std::vector<UniqueFd> fds;
+    std::vector<char*> buffer_ptrs;
+    std::vector<int> fd_numbers;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto buffer = AlignedBuffer::Make(kSequentialChunkBytes, 4096);
+      if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
+      auto fd = OpenDataTarget(*dt);
+      if (!fd) return MarkFailed(result, Outcome::kError, fd.error().message);
+      buffer_ptrs.push_back(buffer->data());
+      fd_numbers.push_back(fd->get());
+      buffers.push_back(std::move(*buffer));
+      fds.push_back(std::move(*fd));
     }
+    const SequentialStep step =
+        ReadSequentialStep(fd_numbers, buffer_ptrs, kSequentialChunkBytes,
+                           ReaderSlices(region, n, PageSize()), time_budget, control, env);
+    result.bytes += step.bytes;
+    if (k == 0 && step.bytes > 0) {
+      const std::uint64_t read_span = n == 1 ? step.bytes : region;
+      if (auto after = MeasureResidency(hold->get(), 0, read_span)) {
+        result.extra["resident_after_fraction"] = after->Fraction();
+      }
+    }
+    posix_fadvise(hold->get(), 0, drop_len, POSIX_FADV_DONTNEED);  // no footprint
+    if (const SequentialReadStats* failed = step.Failed()) {
+      if (!CheckReadStop(result, *failed, dt->path, timeout)) return;
+    }
+    if (step.bytes == 0 || step.seconds <= 0) {
+      return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
+    }
+    if (!spec.readers.empty()) result.readers.push_back(step.Figures());
+    if (k > 0) continue;
+    // The first step gives the probe's figures (and calibrates).
+    result.throughput_bytes_per_second = static_cast<double>(step.bytes) / step.seconds;
+    result.extra["read_seconds"] = step.seconds;
+    result.extra["first_chunk_seconds"] = step.readers[0].first_chunk_seconds;
+    result.extra["stopped_by_time_budget"] = step.StoppedByTimeBudget() ? 1 : 0;
+    if (budget.calibrating)
+      FinishCalibration(spec, env.state_dir, step.bytes, step.StoppedByTimeBudget(), result);
   }
-  posix_fadvise(hold->get(), 0, drop_len, POSIX_FADV_DONTNEED);  // no footprint
-  if (!CheckReadStop(result, stats, dt->path, timeout)) return;
-  if (stats.bytes == 0 || stats.seconds <= 0) {
-    return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
-  }
-  result.throughput_bytes_per_second = static_cast<double>(stats.bytes) / stats.seconds;
-  result.extra["read_seconds"] = stats.seconds;
-  result.extra["first_chunk_seconds"] = stats.first_chunk_seconds;
-  result.extra["stopped_by_time_budget"] = stats.stop == StopReason::kTimeBudget ? 1 : 0;
-  if (budget.calibrating)
-    FinishCalibration(spec, env.state_dir, stats.bytes, stats.stop == StopReason::kTimeBudget,
-                      result);
+  FillScalingEfficiency(result.readers);
   result.outcome = Outcome::kOk;
 }
 

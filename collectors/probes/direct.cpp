@@ -8,6 +8,7 @@
 #include "collectors/probes/buffered.h"
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/readers.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -40,49 +41,72 @@ void RunDirectProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
   const SequentialBudget budget = ResolveBudget(spec, env.state_dir);
   const double time_budget = std::chrono::duration<double>(spec.time_budget).count();
   const double timeout = std::chrono::duration<double>(spec.timeout).count();
-  SequentialReadStats stats;
+  // The first step also finds the alignment that works (pread EINVAL: retry once at 4096);
+  // later steps of a readers curve use it. All readers share the O_DIRECT fd (no readahead).
+  const std::vector<std::uint32_t> counts = ReaderCounts(spec);
   std::uint64_t region = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (attempt == 1) {  // pread EINVAL: alignment was wrong; retry once at 4096
-      align.offset_align = align.mem_align = 4096;
-      align.source = "retry-4096";
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const std::uint32_t n = counts[k];
+    SequentialStep step;
+    for (int attempt = (k == 0 ? 0 : 1); attempt < 2; ++attempt) {
+      if (k == 0 && attempt == 1) {  // pread EINVAL: alignment was wrong; retry once at 4096
+        align.offset_align = align.mem_align = 4096;
+        align.source = "retry-4096";
+      }
+      const std::uint64_t chunk = std::max<std::uint64_t>(
+          AlignDown(kSequentialChunkBytes, align.offset_align), align.offset_align);
+      region = AlignDown(std::min(budget.read_limit, dt->size), align.offset_align);
+      if (region == 0) {
+        return MarkFailed(result, Outcome::kError,
+                          "target " + dt->path + " is smaller than one O_DIRECT block (" +
+                              std::to_string(align.offset_align) + " bytes)");
+      }
+      std::vector<AlignedBuffer> buffers;
+      std::vector<char*> buffer_ptrs;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        auto buffer = AlignedBuffer::Make(chunk, align.mem_align);
+        if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
+        buffer_ptrs.push_back(buffer->data());
+        buffers.push_back(std::move(*buffer));
+      }
+      step = ReadSequentialStep(std::vector<int>(n, fd->get()), buffer_ptrs, chunk,
+                                ReaderSlices(region, n, align.offset_align), time_budget, control,
+                                env);
+      const SequentialReadStats* failed = step.Failed();
+      if (!(k == 0 && failed && failed->stop == StopReason::kError && failed->error == EINVAL &&
+            step.bytes == 0))
+        break;
+      if (attempt == 1) {
+        result.supported = false;
+        return MarkFailed(result, Outcome::kSkipped,
+                          "O_DIRECT read of " + dt->path +
+                              " refused (invalid argument, also at 4096-byte alignment); direct "
+                              "reads not measured");
+      }
     }
-    const std::uint64_t chunk = std::max<std::uint64_t>(
-        AlignDown(kSequentialChunkBytes, align.offset_align), align.offset_align);
-    region = AlignDown(std::min(budget.read_limit, dt->size), align.offset_align);
-    if (region == 0) {
-      return MarkFailed(result, Outcome::kError,
-                        "target " + dt->path + " is smaller than one O_DIRECT block (" +
-                            std::to_string(align.offset_align) + " bytes)");
+    result.bytes += step.bytes;
+    if (k == 0) {
+      result.extra["region_bytes"] = static_cast<double>(region);
+      result.extra["offset_align"] = align.offset_align;
+      result.extra["mem_align"] = align.mem_align;
     }
-    auto buffer = AlignedBuffer::Make(chunk, align.mem_align);
-    if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
-    stats = ReadSequential(fd->get(), buffer->data(), chunk, 0, region, time_budget, control);
-    if (!(stats.stop == StopReason::kError && stats.error == EINVAL && stats.bytes == 0)) break;
-    if (attempt == 1) {
-      result.supported = false;
-      return MarkFailed(result, Outcome::kSkipped,
-                        "O_DIRECT read of " + dt->path +
-                            " refused (invalid argument, also at 4096-byte alignment); direct "
-                            "reads not measured");
+    if (const SequentialReadStats* failed = step.Failed()) {
+      if (!CheckReadStop(result, *failed, dt->path, timeout)) return;
+    }
+    if (step.bytes == 0 || step.seconds <= 0) {
+      return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
+    }
+    if (!spec.readers.empty()) result.readers.push_back(step.Figures());
+    if (k > 0) continue;
+    result.throughput_bytes_per_second = static_cast<double>(step.bytes) / step.seconds;
+    result.extra["read_seconds"] = step.seconds;
+    result.extra["first_chunk_seconds"] = step.readers[0].first_chunk_seconds;
+    result.extra["stopped_by_time_budget"] = step.StoppedByTimeBudget() ? 1 : 0;
+    if (budget.calibrating) {
+      FinishCalibration(spec, env.state_dir, step.bytes, step.StoppedByTimeBudget(), result);
     }
   }
-  result.bytes = stats.bytes;
-  result.extra["region_bytes"] = static_cast<double>(region);
-  result.extra["offset_align"] = align.offset_align;
-  result.extra["mem_align"] = align.mem_align;
-  if (!CheckReadStop(result, stats, dt->path, timeout)) return;
-  if (stats.bytes == 0 || stats.seconds <= 0) {
-    return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
-  }
-  result.throughput_bytes_per_second = static_cast<double>(stats.bytes) / stats.seconds;
-  result.extra["read_seconds"] = stats.seconds;
-  result.extra["first_chunk_seconds"] = stats.first_chunk_seconds;
-  result.extra["stopped_by_time_budget"] = stats.stop == StopReason::kTimeBudget ? 1 : 0;
-  if (budget.calibrating) {
-    FinishCalibration(spec, env.state_dir, stats.bytes, stats.stop == StopReason::kTimeBudget,
-                      result);
-  }
+  FillScalingEfficiency(result.readers);
   result.outcome = Outcome::kOk;
 }
 

@@ -62,6 +62,19 @@ struct TargetInfo {
   std::vector<std::string> members;
 };
 
+// One step of a `readers:` run: N threads reading disjoint regions at once (readers.h).
+// Rates are bytes/s for buffered and direct, ops/s (service IOPS) for random.
+struct ReaderStep {
+  std::uint32_t readers = 1;
+  std::uint64_t bytes = 0;    // read by all N readers in this step
+  double seconds = 0;         // wall time of the step, from the common start to the last reader
+  double rate = 0;            // aggregate: bytes/seconds; random: sum of the readers' IOPS
+  double per_reader_min = 0;  // slowest reader's own rate (its bytes / its seconds, or IOPS)
+  double per_reader_max = 0;  // fastest reader's own rate
+  // rate / (readers x rate of the 1-reader step of the same run); nullopt without such a step.
+  std::optional<double> scaling_efficiency;
+};
+
 struct ProbeResult {
   std::string name;
   ProbeKind kind = ProbeKind::kCached;
@@ -106,6 +119,10 @@ struct ProbeResult {
   // Where the run's wall time went (time_parts.h: the model, which parts overlap). nullopt for
   // results made outside RunProbe.
   std::optional<TimeParts> time_seconds;
+  // The `readers:` curve, one step per configured count in the configured order; empty for a
+  // plain one-reader probe. The top-level figures (throughput, ops, latency) are those of the
+  // first step, so a baseline keeps one reader count (baseline_store.h BaselineKey::readers).
+  std::vector<ReaderStep> readers;
   // The generation of the probe definition this run was started under (ProbeStates::Define,
   // stamped by the scheduler): a result of a removed or redefined probe is never recorded.
   // 0 for results made outside the scheduler. Not part of any output.

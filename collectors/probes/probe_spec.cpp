@@ -23,4 +23,8 @@ std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
   return std::nullopt;
 }
 
+bool KindTakesReaders(ProbeKind kind) {
+  return kind == ProbeKind::kBuffered || kind == ProbeKind::kDirect || kind == ProbeKind::kRandom;
+}
+
 }  // namespace iodrift::probes

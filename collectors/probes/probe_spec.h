@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace iodrift::probes {
 
@@ -20,6 +21,11 @@ enum class ProbeKind { kCached, kBuffered, kDirect, kRandom, kMetadata, kMemory 
 // "cached", "buffered", ... (the `kind` label value).
 std::string_view ProbeKindName(ProbeKind kind);
 std::optional<ProbeKind> ParseProbeKind(std::string_view name);
+
+// `readers:` accepts 1 … kMaxReaders threads per step.
+inline constexpr std::uint32_t kMaxReaders = 64;
+// Whether `kind` takes the `readers:` option (buffered, direct, random).
+bool KindTakesReaders(ProbeKind kind);
 
 struct ProbeSpec {
   std::string name;  // unique, [a-z0-9_.-]+; the `probe` label
@@ -32,6 +38,9 @@ struct ProbeSpec {
   Duration timeout = std::chrono::seconds(30);
   Duration time_budget = std::chrono::milliseconds(250);  // stop a run after this much reading
   bool members = false;  // an array target: also probe each member disk (members.h)
+  // buffered, direct, random: reader counts measured in turn, each a step of N threads reading
+  // disjoint regions at once (readers.h). Empty = one reader, the classic probe.
+  std::vector<std::uint32_t> readers;
 
   bool operator==(const ProbeSpec&) const = default;
 };

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <random>
+#include <tuple>
 
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/readers.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -70,72 +72,140 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
                       "target " + dt->path + " is smaller than one request (" +
                           std::to_string(request) + " bytes)");
   }
-  auto buffer = AlignedBuffer::Make(request, mem_align);
-  if (!buffer) return MarkFailed(result, Outcome::kError, buffer.error().message);
-
-  std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<std::uint64_t> pick(0, slots - 1);
   const double limit = std::max(options.min_time_limit_seconds,
                                 std::chrono::duration<double>(spec.time_budget).count());
-  const std::uint32_t total = spec.requests + 1;  // + the discarded warm-up
-  std::vector<double> latencies;
-  latencies.reserve(spec.requests);
-  const double start = MonotonicSeconds();
-  double measured_wall_start = 0;
-  for (std::uint32_t i = 0; i < total; ++i) {
-    const std::uint64_t off = pick(rng) * request;
-    if (!direct) {
-      DropAround(fd.get(), off);
-      if (i == 0) {  // spot check: the drop must work here, or we would time cache hits
-        auto res = MeasureResidency(fd.get(), off, request);
-        if (!res) {
-          AddSuspect(result, "residency_unverified");
-        } else if (res->resident_bytes > 0) {
-          AddSuspect(result, "cache_not_dropped");
-          result.supported = false;
-          return MarkFailed(result, Outcome::kSkipped,
-                            "O_DIRECT refused and posix_fadvise(DONTNEED) has no effect on " +
-                                dt->path + " (" + result.target_info.fstype +
-                                "); random reads would only time cache hits");
+
+  // One reader of a step: requests + 1 (the discarded warm-up) at random slots of its own
+  // slice, back to back. Failures go into `local` (outcome, error, suspect, supported).
+  struct Reader {
+    ProbeResult local;
+    std::vector<double> latencies;
+    std::uint64_t bytes = 0;
+    double measured_wall_start = 0;
+    double end = 0;
+  };
+  auto read_slice = [&](Reader& reader, Slice slice, std::uint32_t requests, bool spot_check) {
+    ProbeResult& out = reader.local;
+    out.outcome = Outcome::kOk;
+    if (requests == 0 || slice.length == 0) return;
+    auto buffer = AlignedBuffer::Make(request, mem_align);
+    if (!buffer) return MarkFailed(out, Outcome::kError, buffer.error().message);
+    std::mt19937_64 rng{std::random_device{}()};
+    std::uniform_int_distribution<std::uint64_t> pick(slice.offset,
+                                                      slice.offset + slice.length - 1);
+    const std::uint32_t total = requests + 1;  // + the discarded warm-up
+    std::vector<double>& latencies = reader.latencies;
+    latencies.reserve(requests);
+    const double start = MonotonicSeconds();
+    for (std::uint32_t i = 0; i < total; ++i) {
+      const std::uint64_t off = pick(rng) * request;
+      if (!direct) {
+        DropAround(fd.get(), off);
+        if (i == 0 && spot_check) {  // the drop must work here, or we would time cache hits
+          auto res = MeasureResidency(fd.get(), off, request);
+          if (!res) {
+            AddSuspect(out, "residency_unverified");
+          } else if (res->resident_bytes > 0) {
+            AddSuspect(out, "cache_not_dropped");
+            out.supported = false;
+            return MarkFailed(out, Outcome::kSkipped,
+                              "O_DIRECT refused and posix_fadvise(DONTNEED) has no effect on " +
+                                  dt->path + " (" + result.target_info.fstype +
+                                  "); random reads would only time cache hits");
+          }
         }
       }
+      if (i == 1) reader.measured_wall_start = MonotonicSeconds();
+      const double t0 = MonotonicSeconds();
+      ssize_t n;
+      do {
+        n = pread(fd.get(), buffer->data(), request, static_cast<off_t>(off));
+      } while (n < 0 && errno == EINTR);
+      const double t1 = MonotonicSeconds();
+      if (n < 0) {
+        return MarkFailed(out, Outcome::kError,
+                          SystemErrorMessage("read " + std::to_string(request) + " bytes of " +
+                                                 dt->path + " at " + std::to_string(off),
+                                             errno));
+      }
+      reader.bytes += static_cast<std::uint64_t>(n);
+      if (i > 0) latencies.push_back(t1 - t0);
+      if (!direct) DropAround(fd.get(), off);  // leave no footprint
+      if (control.Cancelled()) return MarkFailed(out, Outcome::kSkipped, "random read: cancelled");
+      if (control.PastDeadline(t1)) {
+        return MarkFailed(out, Outcome::kTimeout, "random read " + dt->path + ": timed out");
+      }
+      if (t1 - start >= limit) break;
     }
-    if (i == 1) measured_wall_start = MonotonicSeconds();
-    const double t0 = MonotonicSeconds();
-    ssize_t n;
-    do {
-      n = pread(fd.get(), buffer->data(), request, static_cast<off_t>(off));
-    } while (n < 0 && errno == EINTR);
-    const double t1 = MonotonicSeconds();
-    if (n < 0) {
+    reader.end = MonotonicSeconds();
+  };
+
+  const std::vector<std::uint32_t> counts = ReaderCounts(spec);
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    const std::uint32_t readers = counts[k];
+    // Disjoint slot ranges; spec.requests shared out (the first readers take the remainder).
+    const std::vector<Slice> slices = SplitRegion(slots, readers, 1);
+    std::vector<Reader> state(readers);
+    RunReaders(readers, env, [&](std::uint32_t i) {
+      const std::uint32_t share = spec.requests / readers + (i < spec.requests % readers ? 1 : 0);
+      read_slice(state[i], slices[i], share, k == 0 && i == 0);
+    });
+    std::vector<double> latencies;
+    std::vector<double> rates;
+    double measured_start = 0, end = 0;
+    for (Reader& reader : state) {
+      result.bytes += reader.bytes;
+      for (const auto& reason : reader.local.suspect) AddSuspect(result, reason);
+      if (!reader.local.supported) result.supported = false;
+    }
+    for (Reader& reader : state) {
+      if (!reader.local.success()) {
+        return MarkFailed(result, reader.local.outcome, reader.local.error);
+      }
+    }
+    for (Reader& reader : state) {
+      if (reader.latencies.empty()) continue;
+      double sum = 0;
+      for (double l : reader.latencies) sum += l;
+      if (sum > 0) rates.push_back(static_cast<double>(reader.latencies.size()) / sum);
+      latencies.insert(latencies.end(), reader.latencies.begin(), reader.latencies.end());
+      if (measured_start == 0 || reader.measured_wall_start < measured_start)
+        measured_start = reader.measured_wall_start;
+      end = std::max(end, reader.end);
+    }
+    if (latencies.empty()) {
       return MarkFailed(result, Outcome::kError,
-                        SystemErrorMessage("read " + std::to_string(request) + " bytes of " +
-                                               dt->path + " at " + std::to_string(off),
-                                           errno));
+                        "random read " + dt->path + ": no request measured within " +
+                            std::to_string(limit) + " s");
     }
-    result.bytes += static_cast<std::uint64_t>(n);
-    if (i > 0) latencies.push_back(t1 - t0);
-    if (!direct) DropAround(fd.get(), off);  // leave no footprint
-    if (control.Cancelled()) return MarkFailed(result, Outcome::kSkipped, "random read: cancelled");
-    if (control.PastDeadline(t1)) {
-      return MarkFailed(result, Outcome::kTimeout, "random read " + dt->path + ": timed out");
+    if (!spec.readers.empty()) {
+      ReaderStep step;
+      step.readers = readers;
+      for (const Reader& reader : state) step.bytes += reader.bytes;
+      step.seconds = end - measured_start;
+      for (double rate : rates) step.rate += rate;
+      std::tie(step.per_reader_min, step.per_reader_max) = Spread(rates);
+      result.readers.push_back(step);
     }
-    if (t1 - start >= limit) break;
+    if (k > 0) continue;
+    // The first step gives the probe's figures.
+    const double wall = end - measured_start;
+    double max_latency = 0;
+    for (double l : latencies) max_latency = std::max(max_latency, l);
+    const double n = static_cast<double>(latencies.size());
+    result.latency = BuildLatencyHistogram(std::move(latencies));
+    if (readers == 1) {
+      if (result.latency->sum_seconds > 0)
+        result.ops_per_second["read"] = n / result.latency->sum_seconds;
+    } else if (!rates.empty()) {
+      double sum = 0;
+      for (double rate : rates) sum += rate;
+      result.ops_per_second["read"] = sum;
+    }
+    if (wall > 0) result.extra["wall_iops"] = n / wall;
+    result.extra["latency_max_seconds"] = max_latency;
   }
-  const double wall = MonotonicSeconds() - measured_wall_start;
-  if (latencies.empty()) {
-    return MarkFailed(
-        result, Outcome::kError,
-        "random read " + dt->path + ": no request measured within " + std::to_string(limit) + " s");
-  }
-  double max_latency = 0;
-  for (double l : latencies) max_latency = std::max(max_latency, l);
-  result.latency = BuildLatencyHistogram(latencies);
-  const double n = static_cast<double>(latencies.size());
-  if (result.latency->sum_seconds > 0)
-    result.ops_per_second["read"] = n / result.latency->sum_seconds;
-  if (wall > 0) result.extra["wall_iops"] = n / wall;
-  result.extra["latency_max_seconds"] = max_latency;
+  FillScalingEfficiency(result.readers);
   result.outcome = Outcome::kOk;
 }
 

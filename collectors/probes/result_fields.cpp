@@ -93,6 +93,27 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
     v.Real("psi_memory_stall", tp->psi_memory_stall);
   }
   v.EndGroup();
+  // The readers curve (readers.h): per figure a map from the reader count ("1", "2", ...).
+  v.BeginGroup("readers", GroupShape::kRecord, !r.readers.empty());
+  if (!r.readers.empty()) {
+    v.Text("unit", r.kind == ProbeKind::kRandom ? "ops_per_second" : "bytes_per_second");
+    auto per_step = [&](std::string_view key, auto figure) {
+      v.BeginGroup(key, GroupShape::kMap, true);
+      for (const ReaderStep& step : r.readers) figure(std::to_string(step.readers), step);
+      v.EndGroup();
+    };
+    per_step("rate", [&](const std::string& n, const ReaderStep& s) { v.Real(n, s.rate); });
+    per_step("per_reader_min",
+             [&](const std::string& n, const ReaderStep& s) { v.Real(n, s.per_reader_min); });
+    per_step("per_reader_max",
+             [&](const std::string& n, const ReaderStep& s) { v.Real(n, s.per_reader_max); });
+    per_step("scaling_efficiency", [&](const std::string& n, const ReaderStep& s) {
+      if (s.scaling_efficiency) v.Real(n, s.scaling_efficiency);
+    });
+    per_step("bytes", [&](const std::string& n, const ReaderStep& s) { v.Count(n, s.bytes); });
+    per_step("seconds", [&](const std::string& n, const ReaderStep& s) { v.Real(n, s.seconds); });
+  }
+  v.EndGroup();
 }
 
 const std::vector<std::string_view>& ProbeResultFieldNames() {

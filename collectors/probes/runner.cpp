@@ -28,8 +28,8 @@ std::uint64_t WorkingSetBytes(const ProbeResult& r) {
   switch (r.kind) {
     case ProbeKind::kCached:
       return extra("region_bytes");
-    case ProbeKind::kBuffered:
-      return r.bytes;
+    case ProbeKind::kBuffered:  // a readers curve reads the region once per step
+      return std::min<std::uint64_t>(r.bytes, extra("region_bytes"));
     case ProbeKind::kMemory:
       return 2 * extra("stream_buffer_bytes");
     default:
@@ -118,7 +118,9 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
     }
   }
   if (result.outcome == Outcome::kOk && result.error.empty() == false) result.error.clear();
-  if ((spec.kind == ProbeKind::kBuffered || spec.kind == ProbeKind::kDirect) && result.bytes > 0) {
+  // Only the probe thread's CPU is measured: with `readers:` the other readers' is not in it.
+  if ((spec.kind == ProbeKind::kBuffered || spec.kind == ProbeKind::kDirect) && result.bytes > 0 &&
+      result.readers.empty()) {
     result.extra["system_cpu_seconds_per_gib"] =
         result.cpu_system_seconds / (static_cast<double>(result.bytes) / (1ull << 30));
   }

@@ -1,6 +1,9 @@
 #include "daemon/dbus/result_dict.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "collectors/probes/result_fields.h"
@@ -181,6 +184,35 @@ probes::ProbeResult FromDict(const Dict& d) {
     tp.psi_io_stall = Get<double>(*v, "psi_io_stall");
     tp.psi_memory_stall = Get<double>(*v, "psi_memory_stall");
     r.time_seconds = tp;
+  }
+  if (auto v = Get<Dict>(d, "readers")) {
+    std::map<std::string, double> rate, lo, hi, efficiency, seconds;
+    std::map<std::string, std::uint64_t> bytes;
+    CopyMap(*v, "rate", rate);
+    CopyMap(*v, "per_reader_min", lo);
+    CopyMap(*v, "per_reader_max", hi);
+    CopyMap(*v, "scaling_efficiency", efficiency);
+    CopyMap(*v, "seconds", seconds);
+    CopyMap(*v, "bytes", bytes);
+    for (const auto& [count, value] : rate) {
+      probes::ReaderStep step;
+      try {
+        step.readers = static_cast<std::uint32_t>(std::stoul(count));
+      } catch (const std::exception&) {
+        continue;
+      }
+      step.rate = value;
+      if (auto it = lo.find(count); it != lo.end()) step.per_reader_min = it->second;
+      if (auto it = hi.find(count); it != hi.end()) step.per_reader_max = it->second;
+      if (auto it = efficiency.find(count); it != efficiency.end())
+        step.scaling_efficiency = it->second;
+      if (auto it = seconds.find(count); it != seconds.end()) step.seconds = it->second;
+      if (auto it = bytes.find(count); it != bytes.end()) step.bytes = it->second;
+      r.readers.push_back(step);
+    }
+    // The map is ordered as text ("16" < "2"); the curve reads in reader order.
+    std::sort(r.readers.begin(), r.readers.end(),
+              [](const auto& a, const auto& b) { return a.readers < b.readers; });
   }
   return r;
 }

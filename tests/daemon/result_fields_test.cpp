@@ -61,6 +61,13 @@ probes::ProbeResult Full() {
   tp.psi_io_stall = 0.2;
   tp.psi_memory_stall = 0;
   r.time_seconds = tp;
+  probes::ReaderStep step;  // a one-step readers curve (issue 18)
+  step.rate = 1000;
+  step.per_reader_min = step.per_reader_max = 1000;
+  step.scaling_efficiency = 1;
+  step.bytes = 4096;
+  step.seconds = 0.5;
+  r.readers = {step};
   return r;
 }
 
@@ -75,8 +82,10 @@ std::string Json(const probes::ProbeResult& r) {
 std::vector<std::string> Paths(const probes::ProbeResult& r, std::set<std::string>* groups) {
   struct Walk : probes::ResultFieldVisitor {
     std::vector<std::string> paths;
-    std::string prefix;
-    void Add(std::string_view key) { paths.push_back(prefix + std::string(key)); }
+    std::vector<std::string> prefix;  // the open groups' paths, each ending in "."
+    void Add(std::string_view key) {
+      paths.push_back((prefix.empty() ? "" : prefix.back()) + std::string(key));
+    }
     void Text(std::string_view k, const std::string&) override { Add(k); }
     void Flag(std::string_view k, bool) override { Add(k); }
     void Real(std::string_view k, const std::optional<double>&) override { Add(k); }
@@ -86,10 +95,10 @@ std::vector<std::string> Paths(const probes::ProbeResult& r, std::set<std::strin
     void BeginGroup(std::string_view k, probes::GroupShape, bool) override {
       Add(k);
       groups.insert(paths.back());
-      prefix = std::string(k) + ".";
+      prefix.push_back(paths.back() + ".");
     }
     std::set<std::string> groups;
-    void EndGroup() override { prefix.clear(); }
+    void EndGroup() override { prefix.pop_back(); }
   } walk;
   probes::VisitProbeResult(r, walk);
   *groups = walk.groups;
@@ -104,7 +113,7 @@ TEST(ResultFields, EveryOutputCarriesEveryField) {
   std::set<std::string> groups;
   for (const std::string& path : Paths(r, &groups)) {
     const auto dot = path.find('.');
-    const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+    const std::string leaf = dot == std::string::npos ? path : path.substr(path.rfind('.') + 1);
     EXPECT_NE(json.find("\"" + leaf + "\":"), std::string::npos) << "JSON lacks " << path;
     if (!groups.count(path)) {  // a present group is its members' rows
       EXPECT_NE(html.find("<th>" + HtmlEscape(path) + "</th>"), std::string::npos)

@@ -71,6 +71,16 @@ PENDING_CONTRACT = {
                                            "issue 7 (dashboards)"),
     "iodrift_probe_baseline_ops_per_second": ({"probe", "kind", "target", "op"},
                                               "issue 13 (units)"),
+    "iodrift_probe_readers_throughput_bytes_per_second": (
+        {"probe", "kind", "target", "readers"}, "issue 18 (parallel readers)"),
+    "iodrift_probe_reader_throughput_bytes_per_second": (
+        {"probe", "kind", "target", "readers", "stat"}, "issue 18 (parallel readers)"),
+    "iodrift_probe_readers_ops_per_second": (
+        {"probe", "kind", "target", "readers", "op"}, "issue 18 (parallel readers)"),
+    "iodrift_probe_reader_ops_per_second": (
+        {"probe", "kind", "target", "readers", "op", "stat"}, "issue 18 (parallel readers)"),
+    "iodrift_probe_readers_scaling_efficiency": (
+        {"probe", "kind", "target", "readers"}, "issue 18 (parallel readers)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).

@@ -117,9 +117,10 @@ def exported_names(text):
 
 def write_probe_config(path, file_target, dir_target):
     probes = [("live-cached", "cached", file_target, "size: 8MiB"),
-              ("live-buffered", "buffered", file_target, "size: 8MiB"),
+              # `readers:` curves feed the parallel-readers panels (issue 18).
+              ("live-buffered", "buffered", file_target, "size: 8MiB\n    readers: [1, 2]"),
               ("live-direct", "direct", file_target, "size: 8MiB"),
-              ("live-random", "random", file_target, "requests: 32"),
+              ("live-random", "random", file_target, "requests: 32\n    readers: [1, 2]"),
               ("live-metadata", "metadata", dir_target, "files: 16"),
               ("live-memory", "memory", None, "size: 16MiB")]
     with open(path, "w") as f:
