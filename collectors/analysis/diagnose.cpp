@@ -66,7 +66,7 @@ std::map<std::string, std::int64_t> MemoryDelta(const ProbeResult& first, const 
   return out;
 }
 
-std::map<std::string, double> TimeParts(const ProbeResult& run) {
+std::map<std::string, double> StepTimeParts(const ProbeResult& run) {
   std::map<std::string, double> out;
   out["wall"] = run.duration_seconds;
   out["cpu_system"] = run.cpu_system_seconds;
@@ -97,7 +97,7 @@ void FillStep(DiagnoseStep& step, const ProbeResult& run, const ProbeResult& fir
   step.figure = DriftFigure(run);
   if (step.figure && baseline && *baseline > 0) step.ratio = *step.figure / *baseline;
   step.memory_delta = MemoryDelta(first, run);
-  step.time_parts = TimeParts(run);
+  step.time_parts = StepTimeParts(run);
 }
 
 std::optional<std::string> RefuseReason(std::optional<std::uint64_t> mem_available_bytes,

@@ -68,7 +68,7 @@ bool Restored(std::optional<double> ratio);
 std::map<std::string, std::int64_t> MemoryDelta(const ProbeResult& first, const ProbeResult& now);
 
 // The time parts of one run (see DiagnoseStep::time_parts).
-std::map<std::string, double> TimeParts(const ProbeResult& run);
+std::map<std::string, double> StepTimeParts(const ProbeResult& run);
 
 // Fills figure/ratio/memory_delta/time_parts of `step` from `run` (and `first`, the first
 // measurement; the same run for step 0) against `baseline`.
