@@ -81,6 +81,12 @@ PENDING_CONTRACT = {
         {"probe", "kind", "target", "readers", "op", "stat"}, "issue 18 (parallel readers)"),
     "iodrift_probe_readers_scaling_efficiency": (
         {"probe", "kind", "target", "readers"}, "issue 18 (parallel readers)"),
+    "iodrift_probe_array_member_ratio": ({"probe", "kind", "target", "member"},
+                                         "issue 18 (arrays and members)"),
+    "iodrift_probe_member_throughput_bytes_per_second": ({"probe", "kind", "target", "member"},
+                                                         "issue 18 (arrays and members)"),
+    "iodrift_probe_member_ops_per_second": ({"probe", "kind", "target", "member"},
+                                            "issue 18 (arrays and members)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).

@@ -164,6 +164,25 @@ def exposition(uptime, started, machine):
             m("iodrift_probe_correlation", rho, feature=feature, **p)
         m("iodrift_probe_target_info", 1, fstype="block", scheduler="mq-deadline", read_ahead_kb="128",
           rotational="0", **p)
+    # Parallel readers (issue 18): sda-buffered and sda-random with `readers: [1, 2]`.
+    for n in (1, 2):
+        eff = 1.0 if n == 1 else 0.8
+        b = {"probe": "sda-buffered", "kind": "buffered", "target": "/dev/sda", "readers": str(n)}
+        m("iodrift_probe_readers_throughput_bytes_per_second", 800e6 * n * eff, **b)
+        m("iodrift_probe_readers_scaling_efficiency", eff, **b)
+        r = {"probe": "sda-random", "kind": "random", "target": "/dev/sda", "readers": str(n)}
+        m("iodrift_probe_readers_ops_per_second", 5000 * n * eff, op="read", **r)
+        m("iodrift_probe_readers_scaling_efficiency", eff, **r)
+        for stat, f in (("min", 0.9), ("max", 1.1)):
+            m("iodrift_probe_reader_throughput_bytes_per_second", 800e6 * eff * f, stat=stat, **b)
+            m("iodrift_probe_reader_ops_per_second", 5000 * eff * f, op="read", stat=stat, **r)
+    # An md array probe with `members: true` (issue 18): each member's figure and the array/member
+    # ratio (three-disk RAID5: ~2 per member; on the regressed machine sdc is the slow disk).
+    a = {"probe": "md0-buffered", "kind": "buffered", "target": "/dev/md0"}
+    for member in ("sda", "sdb", "sdc"):
+        slow = machine == 3 and member == "sdc"
+        m("iodrift_probe_member_throughput_bytes_per_second", (200e6 if slow else 400e6), member=member, **a)
+        m("iodrift_probe_array_member_ratio", 4.0 if slow else 2.0, member=member, **a)
     m("iodrift_page_cache_tax_ratio", 0.2, target="/dev/sda")
     return "\n".join(lines) + "\n"
 
