@@ -6,7 +6,8 @@ Needs root (losetup, mkfs.ext4, mount), /usr/bin/prometheus and /usr/bin/promtoo
 
 Set-up: an ext4 file system on a 96 MiB loop device, and iodriftd (--dbus none, 127.0.0.1:0) with
 one probe of every kind on it - cached, buffered, direct and random on a file, metadata on a
-directory, plus memory - every 2 s with small sizes, so that baselines (5 clean runs), ratios and
+directory, plus memory - and a buffered probe with `members: true` on a loop device that a built
+sysfs tree (`sys_root`, mirroring /sys otherwise) makes an array of two loop devices, every 2 s with small sizes, so that baselines (5 clean runs), ratios and
 rank correlations (8 runs) exist within the test. Prometheus scrapes it every second and evaluates
 the recording and alert rules of dashboards/prometheus every second (the day-scale group too).
 
@@ -40,6 +41,7 @@ import urllib.request
 from iodrift_test.daemon import Daemon
 from iodrift_test.devices import Scratch, need_root
 from iodrift_test.skip import fail, skip
+from iodrift_test.sysfs import build_array_tree
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
@@ -115,7 +117,7 @@ def exported_names(text):
     return families | samples, samples
 
 
-def write_probe_config(path, file_target, dir_target):
+def write_probe_config(path, file_target, dir_target, array_target=None, sys_root=None):
     probes = [("live-cached", "cached", file_target, "size: 8MiB"),
               # `readers:` curves feed the parallel-readers panels (issue 18).
               ("live-buffered", "buffered", file_target, "size: 8MiB\n    readers: [1, 2]"),
@@ -123,8 +125,15 @@ def write_probe_config(path, file_target, dir_target):
               ("live-random", "random", file_target, "requests: 32\n    readers: [1, 2]"),
               ("live-metadata", "metadata", dir_target, "files: 16"),
               ("live-memory", "memory", None, "size: 16MiB")]
+    if array_target:
+        # `members: true` on a loop device that the sys_root tree makes an array of two loop
+        # devices feeds the Array / member ratio panel (issue 18).
+        probes.append(("live-array", "buffered", array_target, "size: 4MiB\n    members: true"))
     with open(path, "w") as f:
-        f.write("log_level: info\nprobes:\n")
+        f.write("log_level: info\n")
+        if sys_root:
+            f.write(f"sys_root: {sys_root}\n")
+        f.write("probes:\n")
         for name, kind, target, amount in probes:
             f.write(f"  - name: {name}\n    kind: {kind}\n    interval: {PROBE_INTERVAL}\n"
                     f"    timeout: 20s\n    {amount}\n")
@@ -214,8 +223,14 @@ def main():
             os.fsync(f.fileno())
         probe_dir = os.path.join(mnt, "probes")
         os.makedirs(probe_dir)
+        # An "md array" for the members panel: a loop device whose slaves are two other loop
+        # devices in a sysfs tree that mirrors the real /sys otherwise (tests/e2e/array_members).
+        array = scratch.loop(16 << 20, "array", fill_random=True, mkfs=False)
+        members = sorted(os.path.basename(scratch.loop(16 << 20, m, fill_random=True, mkfs=False))
+                         for m in ("member1", "member2"))
+        sys_root = build_array_tree(scratch.path("sys"), array, members, mirror="/sys")
         config = os.path.join(work, "iodrift.yaml")
-        probes = write_probe_config(config, data, probe_dir)
+        probes = write_probe_config(config, data, probe_dir, array, sys_root)
 
         with Daemon("--config", config) as daemon:
             instance = "127.0.0.1:%d" % daemon.port

@@ -21,25 +21,12 @@ from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.devices import Scratch, need_root, sha256_file
 from iodrift_test.skip import fail
+from iodrift_test.sysfs import build_array_tree
 from iodrift_test.wait import wait_for
 
 need_root()
 
 MIB = 1 << 20
-
-
-def build_sys_tree(root, array_dev, members):
-    """root/dev/block/MAJ:MIN -> ../../block/md0 (the array's own dev_t), root/block/md0/slaves/
-    -> each member, root/block/<member>/ (no slaves: a disk)."""
-    st = os.stat(array_dev)
-    maj, mnr = os.major(st.st_rdev), os.minor(st.st_rdev)
-    os.makedirs(os.path.join(root, "block/md0/slaves"))
-    os.makedirs(os.path.join(root, "block/md0/queue"))
-    os.makedirs(os.path.join(root, "dev/block"))
-    os.symlink("../../block/md0", os.path.join(root, "dev/block", f"{maj}:{mnr}"))
-    for m in members:
-        os.makedirs(os.path.join(root, "block", m, "queue"))
-        os.symlink(f"../../{m}", os.path.join(root, "block/md0/slaves", m))
 
 
 def main():
@@ -52,7 +39,7 @@ def main():
         members = sorted(os.path.basename(devs[n]) for n in ("m1", "m2"))
         before = {n: sha256_file(images[n]) for n in ("m1", "m2")}
         sys_root = s.path("sys")
-        build_sys_tree(sys_root, devs["array"], members)
+        build_array_tree(sys_root, devs["array"], members)
         config = write_config(s.path("iodrift.yaml"), [
             {"name": "md-buffered", "kind": "buffered", "target": devs["array"], "interval": "2s",
              "size": "8MiB", "members": "true"},
