@@ -142,8 +142,8 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/iodrift/iodrift")
 # changelog is changelog.Debian.gz; debian/changelog's top entry must carry the same version.
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # iodrift_<version>-1_<arch>.deb
-# dpkg-shlibdeps computes Depends from the binaries' NEEDED libraries (libprometheus-cpp-core1.0,
-# libyaml-cpp0.7, libsdbus-c++1, libmicrohttpd12, libsystemd0, ...). No hard Depends on systemd:
+# dpkg-shlibdeps computes Depends from the binaries' NEEDED libraries (libyaml-cpp0.7,
+# libsdbus-c++1, libmicrohttpd12, libsystemd0, ...). No hard Depends on systemd:
 # the daemon runs without it (by hand, in a container); the postinst uses systemd-sysusers when
 # present, else useradd (package passwd, priority required).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

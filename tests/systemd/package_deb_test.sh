@@ -69,7 +69,13 @@ fi
 control=$(dpkg-deb -f "$deb")
 echo "$control" | grep -E '^(Package|Version|Depends):'
 grep -q '^Package: iodrift$' <<<"$control" || { echo "FAIL: package name"; fail=1; }
-libs="libprometheus-cpp-core libyaml-cpp libsdbus-c++ libmicrohttpd"
+libs="libyaml-cpp libsdbus-c++ libmicrohttpd"
+# libprometheus-cpp-core: only while a binary links one of its symbols. Since the exposition
+# writer (daemon/exposition.h) replaced its TextSerializer, iodriftd uses prometheus-cpp's headers
+# only (the MetricFamily model) and --as-needed drops the library, so no Depends either.
+if objdump -p "$bdir/bin/iodriftd" | grep -q 'NEEDED.*libprometheus-cpp-core'; then
+  libs="libprometheus-cpp-core $libs"
+fi
 # dpkg-shlibdeps leaves out a library whose symbols are unused: libsystemd0 appears once the
 # daemon calls sd_notify (daemon/app.cpp wired to SystemdNotifier).
 if grep -q "READY=1" "$bdir/bin/iodriftd"; then libs="libsystemd0 $libs"; fi
