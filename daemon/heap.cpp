@@ -40,7 +40,9 @@ void TuneAllocator() {
 }
 
 bool TrimHeap() {
-  if (!GlibcMallocInUse()) return false;
+  // MALLOC_TRIM_THRESHOLD_ set: the operator chose glibc's own trimming; leave it to glibc.
+  static const bool operator_trims = std::getenv("MALLOC_TRIM_THRESHOLD_") != nullptr;
+  if (!GlibcMallocInUse() || operator_trims) return false;
   malloc_trim(0);
   return true;
 }

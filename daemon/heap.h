@@ -19,7 +19,8 @@ bool GlibcMallocInUse();
 void TuneAllocator();
 
 // Hands freed heap pages back to the kernel (malloc_trim(0)); a no-op when glibc's malloc is
-// not in use. Returns whether it trimmed.
+// not in use or MALLOC_TRIM_THRESHOLD_ is set (glibc's own trimming then applies, as the
+// operator chose). Returns whether it trimmed.
 bool TrimHeap();
 
 }  // namespace iodrift::daemon
