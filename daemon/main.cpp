@@ -7,8 +7,9 @@
 
 namespace {
 
-// glibc malloc settings for a small long-running daemon, before any thread starts (README
-// "Memory"). Each setting is left alone when its MALLOC_*_ environment variable is set.
+// glibc malloc settings for a small long-running daemon, before any thread starts
+// (docs/benchmarks.md "Memory"). Each setting is left alone when its MALLOC_*_ environment variable
+// is set.
 //  - at most 2 arenas: by default every thread that allocates may get an arena of its own (up to
 //    8 × cores), each keeping its freed memory; the daemon has ~10 mostly idle threads.
 //  - a fixed mmap threshold of 128 KiB and a trim threshold of 256 KiB: glibc otherwise raises

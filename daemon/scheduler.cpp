@@ -118,7 +118,8 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     } catch (...) {
       result = BareResult(job->spec, Outcome::kError, "probe failed: unknown exception");
     }
-    malloc_trim(0);  // hand the run's freed heap pages back to the kernel (README "Memory")
+    // Hand the run's freed heap pages back to the kernel (docs/benchmarks.md "Memory").
+    malloc_trim(0);
     lock.lock();
     lane->running = nullptr;
     if (!job->abandoned) {
