@@ -4,8 +4,9 @@ relative link in README.md and docs/*.md reaches an existing file (and heading a
 alert's runbook_url names an existing heading, and no product doc names an internal work item
 ("issue 12", "item 3").
 
-Product docs: README.md, docs/*.md, systemd/README.md, dashboards/README.md, the man pages
-(systemd/*.8, systemd/*.1), config/iodrift.yaml, dashboards/*.json and dashboards/prometheus/*.yml.
+Product docs: README.md, docs/*.md, systemd/README.md, dashboards/README.md, tests/bench/README.md,
+tests/lib/README.md, the man pages (systemd/*.8, systemd/*.1), config/iodrift.yaml, the dashboards
+and rule files (dashboards/*.json, dashboards/prometheus/**/*.yml) and examples/*/*.yml.
 Fails naming every problem. Usage: docs_lint_test.py SOURCE_DIR
 """
 import glob
@@ -119,7 +120,8 @@ if runbooks == 0:
     problems.append("no runbook_url found in dashboards/prometheus/*.rules.yml; the extraction broke")
 
 # 5. No internal work items in product docs.
-product = doc_set + ["systemd/README.md", "dashboards/README.md", "config/iodrift.yaml"]
+product = doc_set + ["systemd/README.md", "dashboards/README.md", "tests/bench/README.md",
+                     "tests/lib/README.md", "config/iodrift.yaml"]
 for pattern in ("systemd/*.8", "systemd/*.1", "dashboards/*.json", "dashboards/prometheus/*.yml",
                 "dashboards/prometheus/tests/*.yml", "examples/*/*.yml"):
     product += sorted(os.path.relpath(p, src) for p in glob.glob(os.path.join(src, pattern)))
