@@ -117,7 +117,7 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     } catch (...) {
       result = BareResult(job->spec, Outcome::kError, "probe failed: unknown exception");
     }
-    TrimHeap();  // hand the run's freed heap pages back to the kernel (daemon/heap.h)
+    TrimHeap();  // hand the run's freed heap pages back to the kernel (daemon/heap.h; docs/benchmarks.md "Memory")
     lock.lock();
     lane->running = nullptr;
     if (!job->abandoned) {

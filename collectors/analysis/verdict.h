@@ -12,8 +12,8 @@
 //   off-CPU wait    wait_ratio           → device (device_wait + other: waiting for I/O,
 //                                          including a throttle that holds requests back)
 //   run-queue wait  runqueue_wait_ratio  → cpu_contention
-// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest; README
-// "Reading a slowdown" has the measurements behind them):
+// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest;
+// docs/reading-drift.md "Reading a slowdown" has the measurements behind them):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
 //   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
 //   3. the part that added the most time per unit must carry >= kShareOfAdded of the added time

@@ -1,5 +1,6 @@
 // The verdict (collectors/analysis/verdict.h) on recorded time-part figures: each case is the
-// parts of real runs (README "Reading a slowdown" has the commands that produced them).
+// parts of real runs (docs/reading-drift.md "Reading a slowdown" has the commands that produced
+// them).
 #include "collectors/analysis/verdict.h"
 
 #include <cmath>

@@ -14,7 +14,7 @@ after which this VM's free page reporting hands free memory back to the hypervis
      step can undo a device limit) and the direct twin is slow too.
   3. memory: limit removed, helper stopped, free memory left idle (reported to the host). When
      this makes buffered slower than 0.67 of the baseline (the state of PROBES.md §3.2 and of
-     the README's item-4 table), diagnose must recover it (by one of its memory steps, in
+     the table in docs/diagnose.md), diagnose must recover it (by one of its memory steps, in
      practice warm_free_memory or drop_caches, whose freed pages are backed). When the machine
      does not show that slowdown (bare metal, no free page reporting, a busy machine) the test
      is SKIPPED with the figures it measured — never passed.
