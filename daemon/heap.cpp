@@ -32,18 +32,11 @@ bool GlibcMallocInUse() {
 //  - a fixed mmap threshold of 128 KiB and a trim threshold of 256 KiB: glibc otherwise raises
 //    both after the first large free (up to 32/64 MiB), and buffers of that size then stay in
 //    the heap as resident memory after they are freed.
-void TuneAllocator() {
-  if (!GlibcMallocInUse()) return;
+bool TuneAllocator() {
+  if (!GlibcMallocInUse()) return false;
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, 256 * 1024);
-}
-
-bool TrimHeap() {
-  // MALLOC_TRIM_THRESHOLD_ set: the operator chose glibc's own trimming; leave it to glibc.
-  static const bool operator_trims = std::getenv("MALLOC_TRIM_THRESHOLD_") != nullptr;
-  if (!GlibcMallocInUse() || operator_trims) return false;
-  malloc_trim(0);
   return true;
 }
 

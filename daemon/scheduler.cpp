@@ -9,7 +9,6 @@
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
-#include "daemon/heap.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -117,7 +116,6 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     } catch (...) {
       result = BareResult(job->spec, Outcome::kError, "probe failed: unknown exception");
     }
-    TrimHeap();  // hand the run's freed heap pages back to the kernel (daemon/heap.h; docs/benchmarks.md "Memory")
     lock.lock();
     lane->running = nullptr;
     if (!job->abandoned) {
