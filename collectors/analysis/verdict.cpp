@@ -181,8 +181,7 @@ Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
     if (twin->last.generation == twin->generation && Contemporaneous(state.last, twin->last)) {
       if (twin->last.success()) in.twin_ratio = twin->baseline_ratio;
     } else {
-      in.twin_stale_offset_seconds =
-          twin->last.start_time_seconds - state.last.start_time_seconds;
+      in.twin_stale_offset_seconds = twin->last.start_time_seconds - state.last.start_time_seconds;
     }
   }
   if (!state.last.success()) {

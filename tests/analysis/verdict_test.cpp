@@ -201,7 +201,6 @@ TEST(Verdict, ExplainOpensWithTheVerdictOfTheStateAndItsTwin) {
   EXPECT_EQ(VerdictOf(*direct, buffered.get()).cause, Cause::kUndetermined);  // 98 %: no slowdown
 }
 
-
 // The twin rule (verdict.h): replay of a clean-clone CI failure. A buffered probe on a loop device
 // throttled to 1 % of its baseline, all of the added time off-CPU wait; its direct twin's last run
 // was from before the throttle (221 % of its baseline, 120 s earlier). That stale run must not
