@@ -18,6 +18,8 @@
 //                           network filesystems, FUSE (fuseblk too: its server reads the
 //                           device) and memory-backed ones get no witness.
 //   "none"                  neither applies: suspect residency_unverified, as before.
+// Not used: the device's sectors read (/sys/block/<dev>/stat, readable by everyone) count every
+// reader of the device, so another process's reads would pass an undropped cache as verified.
 //
 // Rules (pure, below): a read came from the device when read_bytes ≥ 99 % of the bytes timed
 // (the complement of the buffered probe's 1 % residency bound); readahead past the last byte
