@@ -109,8 +109,7 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
         } else {
           AddSuspect(result, "residency_unverified");
         }
-      } else if (auto res = MeasureResidency(fd->get(), 0, region);
-                 res && res->Fraction() < 0.99) {
+      } else if (auto res = MeasureResidency(fd->get(), 0, region); res && res->Fraction() < 0.99) {
         AddSuspect(result, "cache_evicted");
       }
       result.outcome = Outcome::kOk;

@@ -12,8 +12,8 @@
 // the request, because a 4 KiB drop inside a large folio (ext4 on 6.18) drops nothing — and a
 // spot check of the first request (its residency, or where that is hidden this thread's
 // /proc/thread-self/io read_bytes across it: residency_witness.h; result.residency_witness
-// names which, "" in mode direct); where the drop does not work (tmpfs, ramfs: fadvise is a no-op) the
-// run is skipped with supported = false and suspect `cache_not_dropped` — buffered random reads
+// names which, "" in mode direct); where the drop does not work (tmpfs, ramfs: fadvise is a no-op)
+// the run is skipped with supported = false and suspect `cache_not_dropped` — buffered random reads
 // without the drop would only time cache hits.
 //
 // Default 1000 requests (4 MiB, ~0.1 s on an SSD or a loop device, cut at 1 s on a disk): p99

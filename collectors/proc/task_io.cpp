@@ -45,7 +45,8 @@ Expected<TaskIo> ReadThreadIo() {
   Expected<std::string> text = ReadWholeFile(kPath);
   if (!text) return tl::unexpected(text.error());
   Expected<TaskIo> parsed = ParseTaskIo(*text);
-  if (!parsed) parsed.error().message = std::string("parse ") + kPath + ": " + parsed.error().message;
+  if (!parsed)
+    parsed.error().message = std::string("parse ") + kPath + ": " + parsed.error().message;
   return parsed;
 }
 

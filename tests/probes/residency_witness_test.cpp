@@ -179,7 +179,8 @@ TEST_F(AsServiceUser, BufferedRunOnPagesAnotherProcessHoldsIsCacheNotDropped) {
   void* map = mmap(nullptr, kSize, PROT_READ, MAP_SHARED, fd->get(), 0);
   ASSERT_NE(map, MAP_FAILED);
   volatile unsigned sum = 0;
-  for (std::size_t off = 0; off < kSize; off += 4096) sum = sum + static_cast<unsigned char*>(map)[off];
+  for (std::size_t off = 0; off < kSize; off += 4096)
+    sum = sum + static_cast<unsigned char*>(map)[off];
   auto spec = testing::MakeSpec("b", ProbeKind::kBuffered, file_.path, kSize);
   spec.time_budget = std::chrono::seconds(20);
   auto v = RunAsNobody(spec);
