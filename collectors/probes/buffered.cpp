@@ -7,6 +7,7 @@
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/readers.h"
+#include "collectors/probes/residency_witness.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -32,7 +33,10 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
   const std::uint64_t drop_end = (region + kLargestFolio - 1) / kLargestFolio * kLargestFolio;
   const off_t drop_len = drop_end >= dt->size ? 0 : static_cast<off_t>(drop_end);
 
-  // Drop this region's cached pages and prove it (before every step of a readers curve).
+  // Drop this region's cached pages and prove it (before every step of a readers curve) with
+  // the first witness that answers (residency_witness.h): the region's residency now, or else
+  // the readers' own read_bytes after the step (verify_from_storage).
+  const bool task_io = TaskIoWitnessApplies(result.target_info);
   auto drop_and_verify = [&]() -> bool {
     const auto before_drop = MeasureResidency(hold->get(), 0, region);
     std::optional<Residency> resident;
@@ -42,9 +46,11 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
       if (!resident || resident->Fraction() <= kMaxResidentFraction) break;
     }
     if (!resident) {
-      AddSuspect(result, "residency_unverified");
+      result.residency_witness = task_io ? kWitnessTaskIo : kWitnessNone;
+      if (!task_io) AddSuspect(result, "residency_unverified");
       return true;
     }
+    result.residency_witness = resident->method;
     if (!result.extra.count("resident_before_fraction"))
       result.extra["resident_before_fraction"] = resident->Fraction();
     if (resident->Fraction() <= kMaxResidentFraction) return true;
@@ -63,6 +69,27 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
                            "pages stay cached, or " +
                                result.target_info.fstype + " ignores fadvise)"
                          : " (mapped, dirty or locked pages stay cached)"));
+    return false;
+  };
+
+  // The task_io witness, after a step: did the readers fetch (nearly) every byte they timed?
+  auto verify_from_storage = [&](const SequentialStep& step, bool first_step) -> bool {
+    const std::optional<std::uint64_t> fetched = step.StorageReadBytes();
+    if (!fetched) {
+      result.residency_witness = kWitnessNone;
+      AddSuspect(result, "residency_unverified");  // /proc/thread-self/io unreadable
+      return true;
+    }
+    const double fraction = StorageReadFraction(step.bytes, *fetched);
+    if (first_step) result.extra["storage_read_fraction"] = fraction;
+    if (ReadFromStorage(step.bytes, *fetched)) return true;
+    AddSuspect(result, "cache_not_dropped");
+    MarkFailed(result, Outcome::kSkipped,
+               "cache not dropped: the readers fetched " + std::to_string(*fetched) +
+                   " bytes from storage for " + std::to_string(step.bytes) + " bytes read of " +
+                   dt->path + " (" + std::to_string(static_cast<int>(fraction * 100)) +
+                   " %, /proc/thread-self/io read_bytes); the rest came from the page cache "
+                   "(pages mapped, locked or being read by another process)");
     return false;
   };
 
@@ -104,6 +131,7 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
     if (step.bytes == 0 || step.seconds <= 0) {
       return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
     }
+    if (result.residency_witness == kWitnessTaskIo && !verify_from_storage(step, k == 0)) return;
     if (!spec.readers.empty()) result.readers.push_back(step.Figures());
     if (k > 0) continue;
     // The first step gives the probe's figures (and calibrates).

@@ -12,8 +12,14 @@
 //     BLKFLSBUF, no drop_caches. Verify the residency of [0, B) (cachestat, else mincore on a
 //     read-only MAP_SHARED mapping). Over 1 % still resident → drop once more → still over 1 %:
 //     outcome skipped, suspect `cache_not_dropped`; `supported` = false when the drop had no
-//     effect at all (tmpfs/ramfs/DAX ignore fadvise). Residency that cannot be verified (no
-//     write permission: the kernel hides it) adds suspect `residency_unverified` and measures.
+//     effect at all (tmpfs/ramfs/DAX ignore fadvise). Residency that cannot be read (neither
+//     owner nor writer: the kernel hides it, e.g. the service user on a root-owned file or a
+//     device) hands the proof to the readers' own I/O accounting (residency_witness.h): each
+//     reader samples /proc/thread-self/io read_bytes around its loop, and the step's readers
+//     must have fetched ≥ 99 % of the bytes they timed from storage, else outcome skipped,
+//     suspect `cache_not_dropped` (extra storage_read_fraction). Only where that does not apply
+//     either (network, FUSE, no task I/O accounting): suspect `residency_unverified`, measured.
+//     result.residency_witness names the witness used.
 //  4. Read on a fresh fd (fresh readahead state; POSIX_FADV_NORMAL, the device's read_ahead_kb):
 //     pread() 1 MiB chunks from offset 0 until B bytes or time_budget, whichever comes first.
 //     The whole loop is timed, and the first chunk alone (extra first_chunk_seconds).

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/residency_witness.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -44,9 +45,17 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
 
   bool ok = read_region() && read_region();  // warm-up: bring the region into the page cache
   if (ok) {
+    // The witness that the windows time the page cache (residency_witness.h): the region's
+    // residency, or else this thread's read_bytes over the windows.
+    std::optional<std::uint64_t> fetched_before;
     if (auto res = MeasureResidency(fd->get(), 0, region)) {
       result.extra["resident_fraction"] = res->Fraction();
+      result.residency_witness = res->method;
+    } else if (TaskIoWitnessApplies(result.target_info) &&
+               (fetched_before = ThreadStorageReadBytes())) {
+      result.residency_witness = kWitnessTaskIo;
     } else {
+      result.residency_witness = kWitnessNone;
       AddSuspect(result, "residency_unverified");
     }
     const double window_s =
@@ -91,7 +100,16 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
             static_cast<double>(all_bytes) / all_seconds;
       result.extra["windows"] = static_cast<double>(sorted.size());
       result.extra["window_seconds"] = window_s;
-      if (auto res = MeasureResidency(fd->get(), 0, region); res && res->Fraction() < 0.99) {
+      if (fetched_before) {
+        const std::optional<std::uint64_t> fetched_after = ThreadStorageReadBytes();
+        if (fetched_after && *fetched_after >= *fetched_before) {
+          const std::uint64_t fetched = *fetched_after - *fetched_before;
+          result.extra["storage_read_fraction"] = StorageReadFraction(all_bytes, fetched);
+          if (!ReadFromPageCache(all_bytes, fetched)) AddSuspect(result, "cache_evicted");
+        } else {
+          AddSuspect(result, "residency_unverified");
+        }
+      } else if (auto res = MeasureResidency(fd->get(), 0, region); res && res->Fraction() < 0.99) {
         AddSuspect(result, "cache_evicted");
       }
       result.outcome = Outcome::kOk;

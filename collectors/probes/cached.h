@@ -10,6 +10,10 @@
 // preempted window pulls down; the median resists that),
 // region_bytes, resident_fraction (before measuring), windows. A region found evicted after the
 // windows adds suspect `cache_evicted`. bytes = everything pread() returned (warm-up included).
+// Where residency cannot be read (the service user on a root-owned file or a device), the
+// witness is this thread's /proc/thread-self/io read_bytes over the windows
+// (residency_witness.h): more than 1 % of the windows' bytes fetched from storage adds
+// `cache_evicted`; extra storage_read_fraction. No witness at all: suspect residency_unverified.
 //
 // Thread-safety: RunCachedProbe is reentrant.
 #pragma once

@@ -92,6 +92,9 @@ struct SequentialReadStats {
   double first_chunk_seconds = 0;  // the first pread alone (includes starting readahead)
   StopReason stop = StopReason::kBudget;
   int error = 0;  // errno of the failed pread when stop == kError
+  // What the reading thread fetched from storage meanwhile (/proc/thread-self/io read_bytes,
+  // residency_witness.h); set by ReadSequentialStep, nullopt when unreadable.
+  std::optional<std::uint64_t> storage_read_bytes;
 };
 
 // Reads [offset, offset + length) of `fd` with pread() in `chunk`-byte pieces into `buffer`

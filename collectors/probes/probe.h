@@ -103,6 +103,9 @@ struct ProbeResult {
 
   // Added by the probe engine:
   std::string mode;  // how the kind measured: random "direct" | "fadvise"; "" when only one way
+  // What proved where the timed bytes came from (residency_witness.h): "cachestat" | "mincore" |
+  // "task_io" | "none" for buffered, cached and random's fadvise mode; "" where no check applies.
+  std::string residency_witness;
   std::optional<double> uptime_seconds;               // /proc/uptime at the start of the run
   std::map<std::string, std::uint64_t> dentry_state;  // total, unused, negative at the start
   // PSI stall time over the run, microseconds: io_some, io_full, memory_some, memory_full.

@@ -10,6 +10,7 @@
 
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/readers.h"
+#include "collectors/probes/residency_witness.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -96,6 +97,17 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     const std::uint32_t total = requests + 1;  // + the discarded warm-up
     std::vector<double>& latencies = reader.latencies;
     latencies.reserve(requests);
+    auto drop_had_no_effect = [&] {
+      AddSuspect(out, "cache_not_dropped");
+      out.supported = false;
+      MarkFailed(out, Outcome::kSkipped,
+                 "O_DIRECT refused and posix_fadvise(DONTNEED) has no effect on " + dt->path +
+                     " (" + result.target_info.fstype +
+                     "); random reads would only time cache hits");
+    };
+    // The first (discarded) request of the spot-checking reader proves that the drop works, by
+    // residency before it or, where that is hidden, by this thread's read_bytes across it.
+    std::optional<std::uint64_t> fetched_before;
     const double start = MonotonicSeconds();
     for (std::uint32_t i = 0; i < total; ++i) {
       const std::uint64_t off = pick(rng) * request;
@@ -103,15 +115,15 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
         DropAround(fd.get(), off);
         if (i == 0 && spot_check) {  // the drop must work here, or we would time cache hits
           auto res = MeasureResidency(fd.get(), off, request);
-          if (!res) {
+          if (res) {
+            out.residency_witness = res->method;
+            if (res->resident_bytes > 0) return drop_had_no_effect();
+          } else if (TaskIoWitnessApplies(result.target_info) &&
+                     (fetched_before = ThreadStorageReadBytes())) {
+            out.residency_witness = kWitnessTaskIo;
+          } else {
+            out.residency_witness = kWitnessNone;
             AddSuspect(out, "residency_unverified");
-          } else if (res->resident_bytes > 0) {
-            AddSuspect(out, "cache_not_dropped");
-            out.supported = false;
-            return MarkFailed(out, Outcome::kSkipped,
-                              "O_DIRECT refused and posix_fadvise(DONTNEED) has no effect on " +
-                                  dt->path + " (" + result.target_info.fstype +
-                                  "); random reads would only time cache hits");
           }
         }
       }
@@ -129,6 +141,15 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
                                              errno));
       }
       reader.bytes += static_cast<std::uint64_t>(n);
+      if (i == 0 && fetched_before) {
+        const std::optional<std::uint64_t> fetched_after = ThreadStorageReadBytes();
+        if (!fetched_after || *fetched_after < *fetched_before) {
+          AddSuspect(out, "residency_unverified");
+        } else if (!ReadFromStorage(static_cast<std::uint64_t>(n),
+                                    *fetched_after - *fetched_before)) {
+          return drop_had_no_effect();
+        }
+      }
       if (i > 0) latencies.push_back(t1 - t0);
       if (!direct) DropAround(fd.get(), off);  // leave no footprint
       if (control.Cancelled()) return MarkFailed(out, Outcome::kSkipped, "random read: cancelled");
@@ -156,6 +177,8 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     for (Reader& reader : state) {
       result.bytes += reader.bytes;
       for (const auto& reason : reader.local.suspect) AddSuspect(result, reason);
+      if (!reader.local.residency_witness.empty())
+        result.residency_witness = reader.local.residency_witness;
       if (!reader.local.supported) result.supported = false;
     }
     for (Reader& reader : state) {

@@ -10,9 +10,10 @@
 // Mode "fadvise" (ioping's default), only where O_DIRECT is refused: POSIX_FADV_RANDOM on the fd,
 // posix_fadvise(DONTNEED) before (and after) each pread — over the 2 MiB-aligned window around
 // the request, because a 4 KiB drop inside a large folio (ext4 on 6.18) drops nothing — and a
-// residency spot check
-// of the first request; where the drop does not work (tmpfs, ramfs: fadvise is a no-op) the
-// run is skipped with supported = false and suspect `cache_not_dropped` — buffered random reads
+// spot check of the first request (its residency, or where that is hidden this thread's
+// /proc/thread-self/io read_bytes across it: residency_witness.h; result.residency_witness
+// names which, "" in mode direct); where the drop does not work (tmpfs, ramfs: fadvise is a no-op)
+// the run is skipped with supported = false and suspect `cache_not_dropped` — buffered random reads
 // without the drop would only time cache hits.
 //
 // Default 1000 requests (4 MiB, ~0.1 s on an SSD or a loop device, cut at 1 s on a disk): p99

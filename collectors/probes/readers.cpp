@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/residency_witness.h"
 
 namespace iodrift::probes {
 
@@ -117,6 +118,15 @@ bool SequentialStep::StoppedByTimeBudget() const {
                      [](const auto& r) { return r.stop == StopReason::kTimeBudget; });
 }
 
+std::optional<std::uint64_t> SequentialStep::StorageReadBytes() const {
+  std::uint64_t sum = 0;
+  for (const auto& r : readers) {
+    if (!r.storage_read_bytes) return std::nullopt;
+    sum += *r.storage_read_bytes;
+  }
+  return sum;
+}
+
 ReaderStep SequentialStep::Figures() const {
   ReaderStep step;
   step.readers = static_cast<std::uint32_t>(readers.size());
@@ -139,8 +149,11 @@ SequentialStep ReadSequentialStep(const std::vector<int>& fds, const std::vector
   const auto n = static_cast<std::uint32_t>(slices.size());
   step.readers.resize(n);
   const double wall = RunReaders(n, env, [&](std::uint32_t i) {
+    const std::optional<std::uint64_t> before = ThreadStorageReadBytes();
     step.readers[i] = ReadSequential(fds[i], buffers[i], chunk, slices[i].offset, slices[i].length,
                                      time_budget_s, control);
+    const std::optional<std::uint64_t> after = ThreadStorageReadBytes();
+    if (before && after && *after >= *before) step.readers[i].storage_read_bytes = *after - *before;
   });
   for (const auto& r : step.readers) step.bytes += r.bytes;
   step.seconds = n == 1 ? step.readers[0].seconds : wall;

@@ -61,7 +61,9 @@ double RunReaders(std::uint32_t n, const ProbeEnv& env,
                   const std::function<void(std::uint32_t)>& body);
 
 // One step of a sequential kind: reader i reads slices[i] of fds[i] (the same fd may be shared)
-// into buffers[i] with ReadSequential, all at once.
+// into buffers[i] with ReadSequential, all at once. Each reader samples its own thread's
+// read_bytes just before and after its loop (outside the loop's timing) into
+// storage_read_bytes.
 struct SequentialStep {
   std::vector<SequentialReadStats> readers;
   double seconds = 0;  // wall time of the step (one reader: its own loop time, as before)
@@ -70,6 +72,9 @@ struct SequentialStep {
   // The first reader that stopped on an error, timeout or cancellation; nullptr when none did.
   const SequentialReadStats* Failed() const;
   bool StoppedByTimeBudget() const;
+  // The readers' storage_read_bytes summed (a reader's readahead may fetch the start of the next
+  // reader's slice); nullopt when any reader's is unknown.
+  std::optional<std::uint64_t> StorageReadBytes() const;
   // The ReaderStep figures (rate = bytes / seconds; spread of bytes_i / seconds_i).
   ReaderStep Figures() const;
 };

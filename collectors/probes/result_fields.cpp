@@ -59,6 +59,7 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
   v.TextList("members", t.members);
   v.EndGroup();
   v.Text("mode", r.mode);
+  v.Text("residency_witness", r.residency_witness);
   v.Real("uptime_seconds", r.uptime_seconds);
   Group(v, "dentry_state", r.dentry_state,
         [&](const std::string& field, std::uint64_t value) { v.Count(field, value); });

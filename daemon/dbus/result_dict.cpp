@@ -160,6 +160,7 @@ probes::ProbeResult FromDict(const Dict& d) {
     if (auto list = Get<std::vector<std::string>>(*v, "members")) r.target_info.members = *list;
   }
   if (auto v = Get<std::string>(d, "mode")) r.mode = *v;
+  if (auto v = Get<std::string>(d, "residency_witness")) r.residency_witness = *v;
   r.uptime_seconds = Get<double>(d, "uptime_seconds");
   CopyMap(d, "dentry_state", r.dentry_state);
   CopyMap(d, "pressure_delta_us", r.pressure_delta_us);

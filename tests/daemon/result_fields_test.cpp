@@ -43,6 +43,7 @@ probes::ProbeResult Full() {
   r.target_info = {"ext4", "mq-deadline", "128",          "0",           "vdb", "1",
                    512,    "1",           {"vdb", "vdc"}, {"vdb", "vdc"}};
   r.mode = "direct";
+  r.residency_witness = "task_io";
   r.uptime_seconds = 1234.5;
   r.dentry_state = {{"negative", 7}};
   r.pressure_delta_us = {{"io_some", 9}};
