@@ -1129,7 +1129,8 @@ class Loader {
     bool has_kind = false;    // a `kind` key is present
     bool kind_valid = false;  // ... and names a kind
     bool durations_valid = true;
-    std::optional<Entry> target, files, requests, timeout, time_budget, size, members, readers;
+    std::optional<Entry> target, files, requests, timeout, time_budget, size, members, readers,
+        interval, remote;
   };
 
   // One probe item (a map), every problem reported. Returns what could be read: when the name
@@ -1168,7 +1169,15 @@ class Loader {
          }},
         {"interval",
          [](Loader& l, const Entry& e, ProbeItem& p) {
-           if (auto v = l.ReadDuration(e)) p.probe.interval = *v;
+           if (auto v = l.ReadDuration(e)) {
+             p.probe.interval = *v;
+             p.interval = e;
+           }
+         }},
+        {"remote",
+         [](Loader& l, const Entry& e, ProbeItem& p) {
+           p.remote = e;
+           if (auto v = l.ReadBool(e)) p.probe.remote = *v;
          }},
         {"size",
          [](Loader& l, const Entry& e, ProbeItem& p) {
@@ -1251,10 +1260,21 @@ class Loader {
         Report(PositionOf(read.members->key), read.members->path,
                "only applies to kinds cached, buffered, direct and random (on an array device)");
       }
-      // A target on a network or FUSE filesystem: longer timeout, smaller runs (netfs.h),
-      // judged from /proc/self/mountinfo without touching the target.
+      if (read.interval && probe.interval < probes::MinInterval(probe.kind)) {
+        ReportValue(*read.interval, FormatDuration(probe.interval) +
+                                        " is shorter than the minimum of " +
+                                        FormatDuration(probes::MinInterval(probe.kind)) +
+                                        " for kind " + std::string(ProbeKindName(probe.kind)) +
+                                        " (a shorter interval runs the probe back to back)");
+      }
+      if (read.remote && probe.kind == ProbeKind::kMemory) {
+        Report(PositionOf(read.remote->key), read.remote->path,
+               "only applies to kinds with a target (a memory probe reads no file)");
+      }
+      // A target on a remote filesystem: longer timeout, smaller runs (netfs.h). `remote:`
+      // decides; otherwise judged from /proc/self/mountinfo without touching the target.
       if (read.target && probe.kind != ProbeKind::kMemory && !probe.target.empty() &&
-          probes::TargetLooksRemote(probe.target)) {
+          (probe.remote ? *probe.remote : probes::TargetLooksRemote(probe.target))) {
         probes::ApplyRemoteDefaults(probe, {.size = read.size.has_value(),
                                             .timeout = read.timeout.has_value(),
                                             .files = read.files.has_value(),

@@ -167,14 +167,16 @@ HttpServerOptions ServerOptions(const config::Config& cfg) {
 }
 
 // Blocks the signals we handle in every thread (threads inherit the mask), so sigwait() in the
-// main thread receives them.
-sigset_t BlockHandledSignals() {
+// main thread receives them. Main() calls it first, before the config is read: a SIGHUP or
+// SIGTERM that arrives while the daemon starts stays pending (a reload, a clean stop once
+// running) instead of killing it. `old` receives the mask before, for the one-shot modes.
+sigset_t BlockHandledSignals(sigset_t* old = nullptr) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  pthread_sigmask(SIG_BLOCK, &set, old);
   return set;
 }
 
@@ -439,6 +441,8 @@ config::LoadResult LoadEffectiveConfig(const CommandLine& cl) {
 }
 
 int Main(int argc, char** argv) {
+  sigset_t before;
+  BlockHandledSignals(&before);  // first: see BlockHandledSignals
   std::vector<std::string> args(argv + 1, argv + argc);
   auto cl = ParseCommandLine(args);
   if (!cl) {
@@ -459,6 +463,11 @@ int Main(int argc, char** argv) {
     for (const auto& problem : cfg.error())
       std::fprintf(stderr, "%s\n", problem.ToString().c_str());
     return kExitConfig;
+  }
+  if (cl->check_config || cl->once) {
+    // One-shot modes keep the default actions (Ctrl-C ends them); a signal that came meanwhile
+    // is delivered now.
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
   }
   if (cl->check_config) {
     const auto warnings = TargetWarnings(*cfg);

@@ -274,10 +274,25 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
   return result;
 }
 
-MHD_Result AddQueryArgument(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
-  auto* query = static_cast<HttpQuery*>(cls);
-  if (query->size() >= kMaxQueryArguments) return MHD_NO;  // stop iterating
-  query->emplace(key == nullptr ? "" : key, value == nullptr ? "" : value);
+// The decoded query arguments of a request, or the first one that holds a control character.
+struct QueryArguments {
+  HttpQuery query;
+  std::optional<std::string> bad_key;  // its key, made printable
+};
+
+// Sizes come with the strings: a NUL ("?runs=1%00junk") is seen, not taken for the value's end.
+MHD_Result AddQueryArgument(void* cls, MHD_ValueKind /*kind*/, const char* key,
+                            std::size_t key_size, const char* value, std::size_t value_size) {
+  auto* args = static_cast<QueryArguments*>(cls);
+  const std::string_view k = key == nullptr ? std::string_view() : std::string_view(key, key_size);
+  const std::string_view v =
+      value == nullptr ? std::string_view() : std::string_view(value, value_size);
+  if (text::HasControlCharacter(k) || text::HasControlCharacter(v)) {
+    args->bad_key = text::TerminalSafe(k);
+    return MHD_NO;  // stop iterating: the request is refused
+  }
+  if (args->query.size() >= kMaxQueryArguments) return MHD_NO;
+  args->query.emplace(k, v);
   return MHD_YES;
 }
 
@@ -337,11 +352,18 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
   if (it == impl->routes.end()) {
     return Queue(connection, {404, "text/plain; charset=utf-8", "not found\n"}, false, 0);
   }
-  HttpQuery query;
-  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, AddQueryArgument, &query);
+  QueryArguments args;
+  MHD_get_connection_values_n(connection, MHD_GET_ARGUMENT_KIND, AddQueryArgument, &args);
+  if (args.bad_key) {
+    return Queue(connection,
+                 {400, "text/plain; charset=utf-8",
+                  "query argument '" + *args.bad_key +
+                      "': control characters (NUL included) are not accepted in a query\n"},
+                 false, 0);
+  }
   HttpResponse response;
   try {
-    response = it->second(query);
+    response = it->second(args.query);
   } catch (const std::exception& e) {
     response = {500, "text/plain; charset=utf-8",
                 std::string("internal error: ") + e.what() + "\n"};

@@ -60,7 +60,9 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse()>;
 // The query arguments of a request (`?runs=10&x` → {"runs": "10", "x": ""}), decoded; a key given
-// twice keeps its first value. At most kMaxQueryArguments are kept.
+// twice keeps its first value. At most kMaxQueryArguments are kept. A request whose query holds
+// a control character (0x00..0x1f or 0x7f, decoded) in a key or value is answered 400 before
+// any handler sees it.
 using HttpQuery = std::map<std::string, std::string>;
 using HttpQueryHandler = std::function<HttpResponse(const HttpQuery&)>;
 inline constexpr std::size_t kMaxQueryArguments = 32;

@@ -8,7 +8,19 @@ namespace iodrift::daemon {
 
 void AppendJsonString(std::string& out, std::string_view value) {
   out.push_back('"');
-  for (char c : value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    // DEL and the C1 controls (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8) escaped too: a
+    // terminal that shows the JSON must not act on them.
+    const auto u = static_cast<unsigned char>(c);
+    const auto next = i + 1 < value.size() ? static_cast<unsigned char>(value[i + 1]) : 0u;
+    if (u == 0x7f || (u == 0xc2 && next >= 0x80 && next <= 0x9f)) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", u == 0x7f ? 0x7fu : next);
+      out += buf;
+      if (u == 0xc2) ++i;
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";

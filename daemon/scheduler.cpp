@@ -184,7 +184,7 @@ void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
       if (next.count(name)) continue;  // duplicate names are a config error; keep the first
       auto old = core_->entries.find(name);
       if (old != core_->entries.end() && old->second.generation == probes[i].generation &&
-          old->second.device == keys[i]) {
+          old->second.spec == spec && old->second.device == keys[i]) {
         next[name] = std::move(old->second);
       } else {
         Entry e;

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -239,35 +241,89 @@ std::optional<std::string> PercentDecode(std::string_view s) {
   return out;
 }
 
+namespace {
+
+void AppendProbeLines(const ProbeBaseline& pb, std::vector<std::string>& lines) {
+  lines.push_back("probe " + KeyFields(pb.key) + " " + Opt(pb.baseline) + " " +
+                  Opt(pb.worst_ratio) + " " + Opt(pb.uptime_at_worst));
+  if (pb.baseline) {
+    lines.push_back("bfeat " + PercentEncode(pb.key.name) + Features(pb.baseline_features));
+  }
+  for (std::size_t i = 0; i < pb.samples.size(); ++i) {
+    const DriftFeatures f =
+        i < pb.sample_features.size() ? pb.sample_features[i] : UnknownFeatures();
+    lines.push_back("sample " + PercentEncode(pb.key.name) + " " + Number(pb.samples[i]) +
+                    Features(f));
+  }
+}
+
+void AppendPastLines(const PastBoot& past, std::vector<std::string>& lines) {
+  lines.push_back("past " + PercentEncode(past.boot_id) + " " +
+                  std::to_string(past.boot_time_seconds));
+  for (const auto& p : past.probes) {
+    lines.push_back("pastprobe " + KeyFields(p.key) + " " + Opt(p.baseline) + " " +
+                    Opt(p.worst_ratio) + " " + Opt(p.uptime_at_worst));
+  }
+}
+
+// Bytes and lines that `append` adds to the file.
+template <class Append>
+std::pair<std::size_t, std::size_t> Measure(Append append) {
+  std::vector<std::string> lines;
+  append(lines);
+  std::size_t bytes = 0;
+  for (const auto& line : lines) bytes += line.size() + 1;
+  return {bytes, lines.size()};
+}
+
+}  // namespace
+
 std::string SerializeBaselineState(const BaselineState& state) {
   std::vector<std::string> lines;
   lines.push_back(std::string(kMagic) + " " + std::to_string(kBaselineFileVersion));
   lines.push_back("boot " + PercentEncode(state.boot_id) + " " +
                   std::to_string(state.boot_time_seconds));
-  for (const auto& [name, pb] : state.probes) {
-    lines.push_back("probe " + KeyFields(pb.key) + " " + Opt(pb.baseline) + " " +
-                    Opt(pb.worst_ratio) + " " + Opt(pb.uptime_at_worst));
-    if (pb.baseline)
-      lines.push_back("bfeat " + PercentEncode(pb.key.name) + Features(pb.baseline_features));
-    for (std::size_t i = 0; i < pb.samples.size(); ++i) {
-      const DriftFeatures f =
-          i < pb.sample_features.size() ? pb.sample_features[i] : UnknownFeatures();
-      lines.push_back("sample " + PercentEncode(pb.key.name) + " " + Number(pb.samples[i]) +
-                      Features(f));
-    }
-  }
-  for (const auto& past : state.history) {
-    lines.push_back("past " + PercentEncode(past.boot_id) + " " +
-                    std::to_string(past.boot_time_seconds));
-    for (const auto& p : past.probes) {
-      lines.push_back("pastprobe " + KeyFields(p.key) + " " + Opt(p.baseline) + " " +
-                      Opt(p.worst_ratio) + " " + Opt(p.uptime_at_worst));
-    }
-  }
+  for (const auto& [name, pb] : state.probes) AppendProbeLines(pb, lines);
+  for (const auto& past : state.history) AppendPastLines(past, lines);
   std::string out;
   for (const auto& line : lines) out += line + "\n";
   out += "end " + std::to_string(lines.size()) + "\n";
   return out;
+}
+
+Compaction FitBaselineState(BaselineState& state, std::size_t max_bytes) {
+  Compaction dropped;
+  std::size_t bytes = SerializeBaselineState(state).size();
+  if (bytes <= max_bytes) return dropped;
+  // Every removal below also shortens the end line's count; never counted, so the result errs
+  // on the small side.
+  // 1. Past boots, oldest first.
+  std::size_t keep_from = 0;
+  while (bytes > max_bytes && keep_from < state.history.size()) {
+    bytes -= Measure([&](auto& l) { AppendPastLines(state.history[keep_from], l); }).first;
+    ++keep_from;
+  }
+  state.history.erase(state.history.begin(),
+                      state.history.begin() + static_cast<std::ptrdiff_t>(keep_from));
+  dropped.past_boots = keep_from;
+  // 2. Runs counted towards baselines still forming (those baselines start over).
+  for (auto it = state.probes.begin(); bytes > max_bytes && it != state.probes.end(); ++it) {
+    ProbeBaseline& pb = it->second;
+    if (pb.samples.empty()) continue;
+    const std::size_t before = Measure([&](auto& l) { AppendProbeLines(pb, l); }).first;
+    dropped.samples += pb.samples.size();
+    pb.samples.clear();
+    pb.sample_features.clear();
+    bytes -= before - Measure([&](auto& l) { AppendProbeLines(pb, l); }).first;
+  }
+  // 3. Whole probes, last name first.
+  while (bytes > max_bytes && !state.probes.empty()) {
+    auto last = std::prev(state.probes.end());
+    bytes -= Measure([&](auto& l) { AppendProbeLines(last->second, l); }).first;
+    state.probes.erase(last);
+    ++dropped.probes;
+  }
+  return dropped;
 }
 
 Expected<BaselineState> ParseBaselineState(std::string_view input) {
@@ -364,6 +420,12 @@ Expected<BaselineState> ParseBaselineState(std::string_view input) {
 
 Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::string& name,
                                    std::string_view contents) {
+  // Never write what LoadBaselines would refuse to read (and then set aside).
+  if (contents.size() > kMaxBaselineFileBytes) {
+    return Fail(EFBIG, "not writing " + (dir / name).string() + ": " +
+                           std::to_string(contents.size()) + " bytes, over the limit of " +
+                           std::to_string(kMaxBaselineFileBytes) + " it is read back with");
+  }
   auto dfd = OpenDirectory(AT_FDCWD, dir.string(), false);
   if (!dfd) return tl::unexpected(dfd.error());
   // Never replace a file this process could not read: it may hold the only copy of the history.
@@ -382,16 +444,59 @@ Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::
 
 namespace {
 
-// Renames dir/name to the first free dir/name.<what>-<epoch>[.n] (never replacing a file);
-// returns the new path, or an error.
+// A set-aside copy of dir/name: name.corrupt-<epoch>[.n] or name.unreadable-<epoch>[.n].
+struct SetAsideCopy {
+  std::uint64_t epoch = 0, n = 0;
+  std::string file;
+};
+
+// The set-aside copies of dir/name, newest first (by the epoch in the name, then .n).
+std::vector<SetAsideCopy> ListSetAside(const std::filesystem::path& dir, const std::string& name) {
+  std::vector<SetAsideCopy> found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    for (std::string_view what : {".corrupt-", ".unreadable-"}) {
+      const std::string prefix = name + std::string(what);
+      if (file.rfind(prefix, 0) != 0) continue;
+      std::string_view rest = std::string_view(file).substr(prefix.size());
+      std::optional<std::uint64_t> n = 0;
+      if (const auto dot = rest.find('.'); dot != std::string_view::npos) {
+        n = text::ParseU64(rest.substr(dot + 1));
+        rest = rest.substr(0, dot);
+      }
+      if (auto epoch = text::ParseU64(rest); epoch && n) found.push_back({*epoch, *n, file});
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const SetAsideCopy& a, const SetAsideCopy& b) {
+    return std::tie(a.epoch, a.n, a.file) > std::tie(b.epoch, b.n, b.file);
+  });
+  return found;
+}
+
+// Renames dir/name to dir/name.<what>-<epoch>[.n], n above every copy of that second (never
+// replacing a file), then removes the copies beyond the newest kMaxSetAsideFiles (unlinkat: a
+// symlink itself, never its target; a directory set aside stays). Returns the new path, or an
+// error.
 Expected<std::string> SetAside(int dfd, const std::filesystem::path& dir, const std::string& name,
                                const std::string& what) {
-  const auto stamp = static_cast<long long>(WallSecondsNow());
-  for (int n = 0; n < 1000; ++n) {
+  const auto stamp = static_cast<std::uint64_t>(WallSecondsNow());
+  std::uint64_t first = 0;
+  for (const auto& copy : ListSetAside(dir, name)) {
+    if (copy.epoch == stamp) first = std::max(first, copy.n + 1);
+  }
+  for (std::uint64_t n = first; n < first + 1000; ++n) {
     std::string aside = name + "." + what + "-" + std::to_string(stamp);
     if (n > 0) aside += "." + std::to_string(n);
     if (renameat2(dfd, name.c_str(), dfd, aside.c_str(), RENAME_NOREPLACE) == 0) {
       fsync(dfd);
+      const auto copies = ListSetAside(dir, name);
+      for (std::size_t i = kMaxSetAsideFiles; i < copies.size(); ++i) {
+        if (unlinkat(dfd, copies[i].file.c_str(), 0) == 0) {
+          spdlog::info("baselines: removed the old set-aside copy {} (keeping the newest {})",
+                       (dir / copies[i].file).string(), kMaxSetAsideFiles);
+        }
+      }
       return (dir / aside).string();
     }
     if (errno != EEXIST) return Fail(errno, SystemErrorMessage("rename " + name, errno));
@@ -452,7 +557,9 @@ LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::strin
 }
 
 Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineState& state) {
-  return WriteFileAtomically(dir, kBaselineFileName, SerializeBaselineState(state));
+  BaselineState fitted = state;
+  FitBaselineState(fitted);
+  return WriteFileAtomically(dir, kBaselineFileName, SerializeBaselineState(fitted));
 }
 
 }  // namespace iodrift::probes

@@ -25,7 +25,9 @@
 // mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-<epoch>` and replaced. A file
 // that cannot be read (not a regular file, a symlink, another owner's, over kMaxBaselineFileBytes)
 // is renamed to `baselines.unreadable-<epoch>`; one that cannot be renamed either is never
-// replaced (WriteFileAtomically refuses), so no history is ever lost to a file we did not read.
+// replaced (WriteFileAtomically refuses). Of the set-aside copies the newest kMaxSetAsideFiles
+// are kept, older ones removed. The daemon never writes a file over kMaxBaselineFileBytes
+// (FitBaselineState before each save; WriteFileAtomically refuses larger contents).
 //
 // Thread-safety: plain values and free functions; the file functions must not run concurrently
 // on the same state dir (ResultStore serialises them).
@@ -53,6 +55,8 @@ inline constexpr std::size_t kMaxBootHistory = 50;
 inline constexpr int kBaselineFileVersion = 1;
 inline constexpr const char* kBaselineFileName = "baselines";
 inline constexpr std::size_t kMaxBaselineFileBytes = 16u << 20;
+// Set-aside copies (baselines.corrupt-*, baselines.unreadable-*) kept; older ones are removed.
+inline constexpr std::size_t kMaxSetAsideFiles = 3;
 
 struct BaselineKey {
   std::string name;
@@ -133,6 +137,18 @@ std::string PercentEncode(std::string_view s);
 std::optional<std::string> PercentDecode(std::string_view s);
 
 std::string SerializeBaselineState(const BaselineState& state);
+
+// What FitBaselineState removed.
+struct Compaction {
+  std::size_t past_boots = 0;  // oldest past boots
+  std::size_t samples = 0;     // runs of baselines still forming (those start over)
+  std::size_t probes = 0;      // whole probes (only when the two above were not enough)
+  bool any() const { return past_boots + samples + probes > 0; }
+};
+// Shrinks `state` until SerializeBaselineState(state) is at most `max_bytes`: the oldest past
+// boots first, then the samples of baselines still forming, then whole probes (last name first).
+// A state that fits is left alone. The file is never written larger than LoadBaselines reads.
+Compaction FitBaselineState(BaselineState& state, std::size_t max_bytes = kMaxBaselineFileBytes);
 // Fails with EINVAL and "line N: what" on anything but an exact version-1 file.
 Expected<BaselineState> ParseBaselineState(std::string_view text);
 
@@ -140,8 +156,9 @@ Expected<BaselineState> ParseBaselineState(std::string_view text);
 
 // Writes `contents` to dir/name crash-safely through a directory fd (file_util.h
 // WriteFileAtomically: dir/name.tmp created O_EXCL|O_NOFOLLOW 0644, write, fsync, renameat over
-// dir/name, fsync dir). Refuses (the file untouched) when dir/name exists but is not a regular
-// file of at most kMaxBaselineFileBytes this process can read. On failure the old file is intact
+// dir/name, fsync dir). Refuses (the file untouched) when `contents` is over
+// kMaxBaselineFileBytes or dir/name exists but is not a regular file of at most
+// kMaxBaselineFileBytes this process can read. On failure the old file is intact
 // and the temporary file removed when possible. Blocks for the fsyncs.
 Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::string& name,
                                    std::string_view contents);
@@ -154,13 +171,13 @@ struct LoadedBaselines {
 
 // Reads dir/baselines for boot `boot_id` (O_NOFOLLOW|O_NONBLOCK, regular files only: never
 // blocks on a FIFO). A missing file gives a fresh state; a corrupt one is logged (warn), renamed
-// to baselines.corrupt-<epoch>, an unreadable one to baselines.unreadable-<epoch> (never deleted)
-// and gives a fresh state; a leftover baselines.tmp (a write cut short by a crash) is removed.
-// Never fails.
+// to baselines.corrupt-<epoch>, an unreadable one to baselines.unreadable-<epoch> (of these
+// set-aside copies only the newest kMaxSetAsideFiles are kept) and gives a fresh state; a leftover
+// baselines.tmp (a write cut short by a crash) is removed. Never fails.
 LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
                               std::uint64_t boot_time_seconds);
 
-// SerializeBaselineState + WriteFileAtomically to dir/baselines.
+// FitBaselineState (on a copy) + SerializeBaselineState + WriteFileAtomically to dir/baselines.
 Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineState& state);
 
 }  // namespace iodrift::probes

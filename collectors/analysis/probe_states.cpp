@@ -44,12 +44,6 @@ void AddLatency(LatencyHistogram& total, const LatencyHistogram& run) {
 
 }  // namespace
 
-bool SameSpec(const ProbeSpec& a, const ProbeSpec& b) {
-  return a.name == b.name && a.kind == b.kind && a.target == b.target && a.interval == b.interval &&
-         a.size == b.size && a.files == b.files && a.requests == b.requests &&
-         a.timeout == b.timeout && a.time_budget == b.time_budget;
-}
-
 bool ProbeState::ran() const {
   std::uint64_t total = 0;
   for (const auto& [outcome, n] : runs) total += n;
@@ -126,7 +120,16 @@ void ProbeStates::MaybeSave(bool force) {
         now - last_save_ < min_save_interval_) {
       return;
     }
+    // Never a file larger than LoadBaselines reads back (it would be set aside at the next
+    // start): the oldest history goes first.
     text = SerializeBaselineState(state_);
+    if (text.size() > kMaxBaselineFileBytes) {
+      const Compaction dropped = FitBaselineState(state_);
+      spdlog::warn(
+          "baselines: state over {} bytes; dropped past_boots={} forming_samples={} probes={}",
+          kMaxBaselineFileBytes, dropped.past_boots, dropped.samples, dropped.probes);
+      text = SerializeBaselineState(state_);
+    }
     seq = ++save_seq_;
     dir = state_dir_;
     dirty_ = false;
@@ -162,7 +165,7 @@ std::vector<DefinedProbe> ProbeStates::Define(const std::vector<ProbeSpec>& spec
       if (next.count(spec.name)) continue;  // duplicate names are a config error; keep the first
       auto old = slots_.find(spec.name);
       Slot slot;
-      if (old != slots_.end() && SameSpec(old->second.state->spec, spec)) {
+      if (old != slots_.end() && old->second.state->spec == spec) {  // every field (operator==)
         slot = old->second;
       } else if (old != slots_.end() && old->second.state->spec.kind == spec.kind &&
                  old->second.state->spec.target == spec.target) {

@@ -6,8 +6,9 @@
 //
 // Life of a probe's state:
 //   Define(specs)  the probe set of the config (start and every reload). Each probe gets a
-//                  generation: unchanged specs keep theirs, new or changed ones get a new one
-//                  (a changed kind or target also starts a fresh state), removed probes are
+//                  generation: unchanged specs (ProbeSpec's operator==, every field) keep
+//                  theirs, new or changed ones get a new one (a changed kind or target also
+//                  starts a fresh state), removed probes are
 //                  forgotten at once — state, baseline and history. The scheduler is given
 //                  these DefinedProbes and stamps every result with the generation it was
 //                  started under.
@@ -52,10 +53,6 @@ struct DefinedProbe {
   ProbeSpec spec;
   std::uint64_t generation = 0;
 };
-
-// Two specs measure the same thing on the same schedule (a reload that keeps it keeps the
-// probe's generation, timetable and state).
-bool SameSpec(const ProbeSpec& a, const ProbeSpec& b);
 
 // Everything known about one probe, immutable once published.
 struct ProbeState {

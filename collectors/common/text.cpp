@@ -1,5 +1,6 @@
 #include "collectors/common/text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -70,6 +71,83 @@ bool IsPrintableWord(std::string_view s) {
     if (u < 0x21 || u > 0x7e) return false;
   }
   return true;
+}
+
+bool HasControlCharacter(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] encoding a code point >= 0x80 (2..4), or 0
+// (a lone continuation byte, an overlong form, a surrogate, beyond U+10FFFF or cut short).
+std::size_t Utf8SequenceAt(std::string_view s, std::size_t i, std::uint32_t& code_point) {
+  const auto lead = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  std::uint32_t cp = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    n = 2, cp = lead & 0x1fu;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    n = 3, cp = lead & 0x0fu;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    n = 4, cp = lead & 0x07u;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xc0u) != 0x80u) return 0;
+    cp = (cp << 6) | (c & 0x3fu);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+      (cp >= 0xd800 && cp <= 0xdfff)) {
+    return 0;
+  }
+  code_point = cp;
+  return n;
+}
+
+}  // namespace
+
+std::string TerminalSafe(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u < 0x80) {
+      if ((u < 0x20 && u != '\n' && u != '\t') || u == 0x7f) {
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 15];
+      } else {
+        out += static_cast<char>(u);
+      }
+      ++i;
+      continue;
+    }
+    std::uint32_t cp = 0;
+    const std::size_t n = Utf8SequenceAt(s, i, cp);
+    if (n == 0) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+      ++i;
+    } else if (cp <= 0x9f) {
+      out += "\\u00";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 15];
+      i += n;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 std::optional<std::uint64_t> CheckedMul(std::uint64_t a, std::uint64_t b) {

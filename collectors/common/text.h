@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +34,15 @@ std::optional<double> ParseDouble(std::string_view s);
 // True when `s` is non-empty and every byte is printable ASCII other than space (0x21..0x7e).
 // Parsers use it to refuse names made of binary garbage before they become metric labels.
 bool IsPrintableWord(std::string_view s);
+
+// True when `s` holds a C0 control character (0x00..0x1f, NUL included) or DEL (0x7f).
+bool HasControlCharacter(std::string_view s);
+
+// `s` made safe for a terminal: C0 controls other than newline and tab, DEL and bytes that are
+// not UTF-8 become "\xNN"; the C1 controls U+0080..U+009F (in UTF-8, 0xC2 0x80..0x9F) become
+// "\u00NN"; a backslash stays a backslash (the output is for reading, not for parsing back).
+// Valid UTF-8 above U+009F is kept as it is.
+std::string TerminalSafe(std::string_view s);
 
 // a * b and a + b, or nullopt when the result does not fit in 64 bits.
 std::optional<std::uint64_t> CheckedMul(std::uint64_t a, std::uint64_t b);

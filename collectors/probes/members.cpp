@@ -1,9 +1,15 @@
 #include "collectors/probes/members.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <set>
+#include <string_view>
 #include <system_error>
 
+#include "collectors/common/error.h"
 #include "collectors/probes/io_util.h"
 
 namespace iodrift::probes {
@@ -37,6 +43,24 @@ void CollectMembers(const std::string& name, const fs::path& sys_root, int depth
     return;
   }
   for (const auto& slave : slaves) CollectMembers(slave, sys_root, depth + 1, seen, out);
+}
+
+// Why /dev/<name> must not be probed as a member, or "" when it may. The name comes from a
+// sysfs tree (`sys_root` may name any directory), so it must be a plain name and /dev/<name>
+// itself, not followed, a block device: never a directory such as /dev/shm, where a probe
+// would create its probe file.
+std::string MemberNodeProblem(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+    return "not probed: not a device name";
+  }
+  const std::string node = "/dev/" + name;
+  struct stat st {};
+  if (fstatat(AT_FDCWD, node.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return "not probed: " + SystemErrorMessage("stat " + node, errno);
+  }
+  if (!S_ISBLK(st.st_mode)) return "not probed: " + node + " is not a block device";
+  return "";
 }
 
 double Figure(const ProbeResult& r) {
@@ -103,6 +127,10 @@ void ProbeMembers(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& 
   for (const auto& member : result.target_info.members) {
     if (control.Cancelled() || control.PastDeadline(MonotonicSeconds())) {
       result.member_errors[member] = "not probed: the run's timeout passed";
+      continue;
+    }
+    if (std::string problem = MemberNodeProblem(member); !problem.empty()) {
+      result.member_errors[member] = std::move(problem);
       continue;
     }
     ProbeSpec member_spec = spec;

@@ -43,6 +43,8 @@ std::vector<std::string> BtrfsMembers(const std::string& name,
 std::string JoinDevices(const std::vector<std::string>& devices);
 
 // Runs the probe's kind on each member of result.target_info.members (/dev/<member>, read-only,
+// only when <member> is a plain name and /dev/<member> itself is a block device node — the names
+// come from sysfs, which `sys_root` may replace with any tree; others get a member_errors entry),
 // the same spec with `members` off) after the array's own run, within the array run's
 // deadline, and fills result.member_figures (throughput, or read ops/s for random),
 // result.member_ratios (array figure / member figure) and result.member_errors; the bytes the

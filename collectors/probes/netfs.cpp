@@ -44,14 +44,47 @@ std::string_view RemoteFilesystemName(std::uint64_t f_type) {
   }
 }
 
-bool IsRemoteFstype(std::string_view fstype) {
+namespace {
+
+// Network and cluster filesystems with a kernel client.
+constexpr std::string_view kRemoteFstypes[] = {"nfs",    "nfs4",   "cifs",  "smb3",      "smbfs",
+                                               "ceph",   "9p",     "afs",   "gfs2",      "ocfs2",
+                                               "lustre", "coda",   "ncpfs", "glusterfs", "virtiofs",
+                                               "davfs",  "beegfs", "gpfs",  "orangefs"};
+
+// FUSE subtypes (fstype "fuse.NAME") that are clients of a remote service.
+constexpr std::string_view kRemoteFuseSubtypes[] = {
+    "sshfs",     "s3fs",          "rclone",    "gcsfuse",    "goofys",
+    "curlftpfs", "httpfs",        "httpfs2",   "httpdirfs",  "smbnetfs",
+    "glusterfs", "ceph-fuse",     "ceph",      "blobfuse",   "blobfuse2",
+    "juicefs",   "mountpoint-s3", "ossfs",     "cvmfs2",     "mfs",
+    "lizardfs",  "davfs2",        "onedriver", "seaweedfs",  "google-drive-ocamlfuse",
+    "gdrivefs",  "wdfs",          "afpfs",     "nfs-ganesha"};
+
+// A mount source that names another machine: "host:/path", "user@host:path", "remote:bucket"
+// (a colon before any slash), "//server/share", "scheme://…". A source that starts with '/' is
+// a local path (mergerfs joins several with ':').
+bool SourceNamesAHost(std::string_view source) {
+  if (source.rfind("//", 0) == 0) return true;
+  if (source.empty() || source.front() == '/') return false;
+  if (source.find("://") != std::string_view::npos) return true;
+  const auto colon = source.find(':');
+  return colon != std::string_view::npos && colon > 0 &&
+         source.substr(0, colon).find('/') == std::string_view::npos;
+}
+
+}  // namespace
+
+bool IsRemoteMount(std::string_view fstype, std::string_view source) {
   if (fstype == "fuseblk") return false;
-  if (fstype == "fuse" || fstype.rfind("fuse.", 0) == 0) return true;
-  static constexpr std::string_view kRemote[] = {
-      "nfs",       "nfs4",     "cifs",  "smb3",   "smbfs",    "ceph", "9p",
-      "afs",       "gfs2",     "ocfs2", "lustre", "orangefs", "coda", "ncpfs",
-      "glusterfs", "virtiofs", "davfs", "beegfs", "gpfs"};
-  for (auto name : kRemote) {
+  if (fstype == "fuse" || fstype.rfind("fuse.", 0) == 0) {
+    const std::string_view subtype = fstype == "fuse" ? "" : fstype.substr(5);
+    for (auto name : kRemoteFuseSubtypes) {
+      if (subtype == name) return true;
+    }
+    return SourceNamesAHost(source);
+  }
+  for (auto name : kRemoteFstypes) {
     if (fstype == name) return true;
   }
   return false;
@@ -70,11 +103,12 @@ const MountEntry* MountOf(const std::string& path, const std::vector<MountEntry>
   return best;
 }
 
-FilesystemKind ClassifyFilesystem(std::uint64_t f_type, std::string_view mount_fstype) {
+FilesystemKind ClassifyFilesystem(std::uint64_t f_type, std::string_view mount_fstype,
+                                  std::string_view mount_source) {
   FilesystemKind k;
   const std::string_view magic = RemoteFilesystemName(f_type);
   k.fstype = !mount_fstype.empty() ? std::string(mount_fstype) : std::string(magic);
-  k.remote = mount_fstype == "fuseblk" ? false : (!magic.empty() || IsRemoteFstype(mount_fstype));
+  k.remote = !mount_fstype.empty() ? IsRemoteMount(mount_fstype, mount_source) : !magic.empty();
   return k;
 }
 
@@ -84,7 +118,7 @@ bool TargetLooksRemote(const std::string& target) {
   if (!text) return false;
   const auto mounts = ParseMountinfo(*text);
   const MountEntry* m = MountOf(std::filesystem::path(target).lexically_normal().string(), mounts);
-  return m != nullptr && IsRemoteFstype(m->fstype);
+  return m != nullptr && IsRemoteMount(m->fstype, m->source);
 }
 
 void ApplyRemoteDefaults(ProbeSpec& spec, const ExplicitKeys& given) {

@@ -27,10 +27,14 @@ struct MountEntry;
 // "orangefs", "virtiofs" is FUSE-based and reports "fuse"), or "" for a local one.
 std::string_view RemoteFilesystemName(std::uint64_t f_type);
 
-// True when a mountinfo fstype names a network, cluster or FUSE filesystem: nfs, nfs4, cifs,
-// smb3, ceph, 9p, afs, gfs2, ocfs2, glusterfs, lustre, fuse, fuse.* (fuse.sshfs, fuse.s3fs …),
-// fuseblk is local (ntfs-3g on a block device) and not remote.
-bool IsRemoteFstype(std::string_view fstype);
+// True when a mount (its mountinfo fstype and source) is served by another machine: a network
+// or cluster filesystem (nfs, nfs4, cifs, smb3, ceph, 9p, afs, gfs2, ocfs2, glusterfs, lustre,
+// …), or FUSE with evidence of a remote: a subtype that is a network client (fuse.sshfs,
+// fuse.s3fs, fuse.rclone, fuse.gcsfuse, … kRemoteFuseSubtypes) or a source that names a host
+// ("host:/path", "user@host:", "remote:bucket", "//server/share", "scheme://…"). Other FUSE
+// mounts — bindfs, mergerfs, gocryptfs, a test filesystem, fuseblk (ntfs-3g on a disk) — are
+// local. A probe's `remote:` key overrides the verdict.
+bool IsRemoteMount(std::string_view fstype, std::string_view source);
 
 // The mount holding `path` (absolute, lexically normalised) by longest mount-point prefix, or
 // nullptr. Pure over `mounts`.
@@ -41,13 +45,15 @@ struct FilesystemKind {
   std::string fstype;  // "" when unknown
   bool remote = false;
 };
-// From statfs f_type (0 = unknown) and the mount entry's fstype ("" = unknown): the mount's
-// fstype when known (it names FUSE subtypes), else the magic's name; remote when either says so
-// (fuseblk excepted).
-FilesystemKind ClassifyFilesystem(std::uint64_t f_type, std::string_view mount_fstype);
+// From statfs f_type (0 = unknown) and the mount entry's fstype and source ("" = unknown): the
+// mount's fstype when known (it names FUSE subtypes), else the magic's name. Remote by
+// IsRemoteMount when the mount is known, else by the magic (FUSE without its mount counts as
+// remote: nothing says otherwise).
+FilesystemKind ClassifyFilesystem(std::uint64_t f_type, std::string_view mount_fstype,
+                                  std::string_view mount_source = {});
 
-// Config-time: whether `target` lies on a remote filesystem, judged lexically from
-// /proc/self/mountinfo (never touches the target).
+// Whether `target` lies on a remote filesystem, judged lexically from /proc/self/mountinfo
+// (never touches the target): IsRemoteMount of the mount holding it.
 bool TargetLooksRemote(const std::string& target);
 
 // Defaults of a probe whose target is on a remote filesystem (docs/probes.md "Network and FUSE

@@ -27,4 +27,10 @@ bool KindTakesReaders(ProbeKind kind) {
   return kind == ProbeKind::kBuffered || kind == ProbeKind::kDirect || kind == ProbeKind::kRandom;
 }
 
+Duration MinInterval(ProbeKind kind) {
+  using std::chrono::milliseconds;
+  return kind == ProbeKind::kCached || kind == ProbeKind::kMetadata ? milliseconds(100)
+                                                                    : milliseconds(1000);
+}
+
 }  // namespace iodrift::probes

@@ -27,6 +27,11 @@ inline constexpr std::uint32_t kMaxReaders = 64;
 // Whether `kind` takes the `readers:` option (buffered, direct, random).
 bool KindTakesReaders(ProbeKind kind);
 
+// The shortest `interval:` a probe of `kind` may have: 100 ms for cached and metadata (a few
+// page-cache reads or stat calls), 1 s for the kinds that evict, read the device or allocate
+// (buffered, direct, random, memory). Shorter runs a probe back to back and keeps a core busy.
+Duration MinInterval(ProbeKind kind);
+
 struct ProbeSpec {
   std::string name;  // unique, [a-z0-9_.-]+; the `probe` label
   ProbeKind kind = ProbeKind::kCached;
@@ -41,7 +46,12 @@ struct ProbeSpec {
   // buffered, direct, random: reader counts measured in turn, each a step of N threads reading
   // disjoint regions at once (readers.h). Empty = one reader, the classic probe.
   std::vector<std::uint32_t> readers;
+  // `remote:` — the target is on a remote filesystem (true) or not (false), whatever its mount
+  // looks like; nullopt = judged from the mount (netfs.h IsRemoteMount).
+  std::optional<bool> remote;
 
+  // Every field: a reload keeps a probe's generation only when nothing differs
+  // (probe_states.h; the scheduler test walks every field).
   bool operator==(const ProbeSpec&) const = default;
 };
 

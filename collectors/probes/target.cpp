@@ -662,9 +662,11 @@ TargetInfo DescribeTarget(const std::string& read_path, const fs::path& sys_root
   }
   const auto mounts = ReadOwnMounts();
   dev_t fs_dev = st.st_dev;
+  std::string source;
   for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
     if (it->major == major(st.st_dev) && it->minor == minor(st.st_dev)) {
       info.fstype = it->fstype;
+      source = it->source;
       break;
     }
   }
@@ -675,13 +677,14 @@ TargetInfo DescribeTarget(const std::string& read_path, const fs::path& sys_root
     const fs::path real = fs::weakly_canonical(read_path, ec);
     if (const MountEntry* m = ec ? nullptr : MountOf(real.string(), mounts)) {
       info.fstype = m->fstype;
+      source = m->source;
       fs_dev = makedev(m->major, m->minor);
     }
   }
   struct statfs sfs {};
   const std::uint64_t f_type =
       statfs(read_path.c_str(), &sfs) == 0 ? static_cast<std::uint64_t>(sfs.f_type) : 0;
-  const FilesystemKind kind = ClassifyFilesystem(f_type, info.fstype);
+  const FilesystemKind kind = ClassifyFilesystem(f_type, info.fstype, source);
   info.fstype = kind.fstype;
   info.remote = kind.remote ? "1" : "0";
   if (auto dev = BlockDeviceOfFilesystem(fs_dev, mounts, sys_root)) {
@@ -771,12 +774,17 @@ std::string DeviceKey(const ProbeSpec& spec, const fs::path& sys_root) {
 
 std::optional<DataTarget> PrepareKindTarget(const ProbeSpec& spec, const ProbeEnv& env,
                                             const RunControl& control, ProbeResult& result) {
-  // A directory on a network or FUSE filesystem gets a smaller probe file (netfs.h).
+  // A directory on a remote filesystem gets a smaller probe file (netfs.h). FUSE is remote only
+  // with evidence (its mount entry, IsRemoteMount); the probe's `remote:` key decides first.
   std::uint64_t file_bytes = std::max(spec.size, env.probe_file_bytes);
-  if (struct statfs sfs{}; statfs(spec.target.c_str(), &sfs) == 0 &&
-                           !RemoteFilesystemName(static_cast<std::uint64_t>(sfs.f_type)).empty()) {
-    file_bytes = std::max(spec.size, kRemoteProbeFileBytes);
+  bool remote = false;
+  if (spec.remote) {
+    remote = *spec.remote;
+  } else if (struct statfs sfs{}; statfs(spec.target.c_str(), &sfs) == 0) {
+    const std::string_view magic = RemoteFilesystemName(static_cast<std::uint64_t>(sfs.f_type));
+    remote = !magic.empty() && (magic != "fuse" || TargetLooksRemote(spec.target));
   }
+  if (remote) file_bytes = std::max(spec.size, kRemoteProbeFileBytes);
   auto dt = PrepareDataTarget(spec.target, file_bytes, control, env.target_devices.get(),
                               spec.name + "\n" + spec.target);
   if (!dt) {
@@ -784,6 +792,7 @@ std::optional<DataTarget> PrepareKindTarget(const ProbeSpec& spec, const ProbeEn
     return std::nullopt;
   }
   result.target_info = DescribeTarget(dt->path, env.sys_root);
+  if (spec.remote) result.target_info.remote = *spec.remote ? "1" : "0";  // as configured
   if (dt->created_probe_file) result.extra["probe_file_created"] = 1;
   if (dt->replaced) result.extra["target_replaced"] = 1;  // its baseline starts over
   return std::move(*dt);

@@ -3,6 +3,9 @@
 // a write cut short by kill -9, a state dir that cannot be written).
 #include "collectors/analysis/baseline_store.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -278,6 +281,169 @@ TEST_F(PersistentStore, ATruncatedOrGarbageFileIsSetAsideAndReplaced) {
     for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(200));
     EXPECT_EQ(store->Get("disk buffered")->baseline, 200);  // and the daemon carries on
   }
+}
+
+// Set-aside copies of any kind (corrupt, unreadable) in dir.
+std::vector<std::string> SetAsideFiles(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const auto name = e.path().filename().string();
+    if (name.rfind("baselines.corrupt-", 0) == 0 || name.rfind("baselines.unreadable-", 0) == 0) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+// Every start with a corrupt (or unreadable) file sets it aside; only the newest 3 copies stay.
+TEST_F(PersistentStore, ManyStartsWithABadFileKeepAtMostThreeSetAsideCopies) {
+  for (int start = 0; start < 8; ++start) {
+    if (start == 5) {
+      std::filesystem::remove(File());
+      ASSERT_EQ(mkfifo(File().c_str(), 0600), 0);  // unreadable: not a regular file
+    } else {
+      Put(File(), "garbage " + std::to_string(start) + "\n");
+    }
+    auto store = Open("boot-a");
+    EXPECT_LE(SetAsideFiles(dir_.path()).size(), 3u) << "after start " << start;
+  }
+  const auto aside = SetAsideFiles(dir_.path());
+  ASSERT_EQ(aside.size(), 3u);
+  // The newest are kept: the last two garbage files and the FIFO.
+  std::vector<std::string> kept;
+  for (const auto& name : aside) {
+    if (std::filesystem::is_regular_file(dir_.path() / name))
+      kept.push_back(Slurp(dir_.path() / name));
+  }
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"garbage 6\n", "garbage 7\n"}));
+  EXPECT_TRUE(ParseBaselineState(Slurp(File())));
+}
+
+// A probe whose file lines are as long as a config allows: a 64-character name and a 4095-byte
+// target of bytes that are percent-encoded (3 bytes each in the file).
+ProbeResult LongResult(int index, double throughput) {
+  ProbeResult r = Result(throughput);
+  r.name = std::string(58, 'p') + "-" + std::to_string(1000 + index);
+  r.target = "/" + std::string(4094, ' ');
+  r.target.replace(1, std::to_string(index).size(), std::to_string(index));
+  return r;
+}
+
+// The state of `boot_id` with `probes` long probes (with baselines) and `past` past boots of as
+// many long probes.
+BaselineState LongState(const std::string& boot_id, int probes, int past) {
+  BaselineState state;
+  state.boot_id = boot_id;
+  state.boot_time_seconds = 1764685000;
+  for (int b = 0; b < past; ++b) {
+    PastBoot pb;
+    pb.boot_id = "past-" + std::to_string(b);
+    pb.boot_time_seconds = 1000 + b;
+    for (int i = 0; i < probes; ++i) {
+      pb.probes.push_back(PastProbe{KeyOf(LongResult(i, 1)), 1e8, 0.5, 100});
+    }
+    state.history.push_back(std::move(pb));
+  }
+  for (int i = 0; i < probes; ++i) {
+    ProbeBaseline pb;
+    pb.key = KeyOf(LongResult(i, 1));
+    pb.baseline = 1e8;
+    pb.worst_ratio = 0.5;
+    state.probes[pb.key.name] = pb;
+  }
+  return state;
+}
+
+// At the cap: a file as large as the daemon reads back (50 past boots of long probes), then a
+// new boot whose config has more probes. The daemon must never write a file it then refuses at
+// the next start (set aside, this boot's baselines lost): the oldest past boot goes instead.
+TEST_F(PersistentStore, AStateAtTheSizeCapIsSavedSoThatItLoadsBack) {
+  // Probes per boot so that the file of boot-a (50 past boots + boot-a's own) just fits.
+  const std::size_t one = SerializeBaselineState(LongState("boot-a", 1, kMaxBootHistory)).size();
+  const std::size_t two = SerializeBaselineState(LongState("boot-a", 2, kMaxBootHistory)).size();
+  const int n = static_cast<int>((kMaxBaselineFileBytes - one) / (two - one)) + 1;
+  const std::string loaded = SerializeBaselineState(LongState("boot-a", n, kMaxBootHistory));
+  ASSERT_LE(loaded.size(), kMaxBaselineFileBytes);
+  Put(File(), loaded);
+  {
+    ProbeStates store;
+    store.EnablePersistence(dir_.path(), std::string("boot-b"), 1764690000, std::chrono::hours(1));
+    ASSERT_EQ(store.Baselines().history.size(), kMaxBootHistory);
+    ASSERT_TRUE(SetAsideFiles(dir_.path()).empty());
+    std::vector<ProbeSpec> specs;
+    for (int i = 0; i < 3 * n; ++i) specs.push_back(probes::testing::SpecOf(LongResult(i, 1)));
+    const auto defined = store.Define(specs);
+    for (const auto& d : defined) {
+      for (double t : {100.0, 110.0, 90.0, 100.0, 105.0}) {
+        ProbeResult r = LongResult(std::stoi(d.spec.name.substr(59)) - 1000, t);
+        r.generation = d.generation;
+        ASSERT_TRUE(store.Record(r));
+      }
+    }
+    // The state now exceeds what a file may hold: this is the case under test.
+    ASSERT_GT(SerializeBaselineState(store.Baselines()).size(), kMaxBaselineFileBytes);
+    store.Flush();
+  }
+  EXPECT_LE(std::filesystem::file_size(File()), kMaxBaselineFileBytes);
+  ProbeStates again;
+  again.EnablePersistence(dir_.path(), std::string("boot-b"), 1764690000, std::chrono::hours(1));
+  EXPECT_TRUE(SetAsideFiles(dir_.path()).empty()) << "the daemon refused its own file";
+  const BaselineState state = again.Baselines();
+  EXPECT_EQ(state.probes.size(), static_cast<std::size_t>(3 * n));  // this boot's are all kept
+  for (const auto& [name, pb] : state.probes) EXPECT_EQ(pb.baseline, 100) << name;
+  ASSERT_FALSE(state.history.empty());
+  EXPECT_LT(state.history.size(), kMaxBootHistory);   // the oldest went
+  EXPECT_EQ(state.history.back().boot_id, "boot-a");  // the newest stayed
+}
+
+TEST(FitBaselineState, DropsOldestBootsThenFormingSamplesThenProbesUntilItFits) {
+  BaselineState state = LongState("boot-a", 40, kMaxBootHistory);  // ~25 MB as text
+  ASSERT_GT(SerializeBaselineState(state).size(), kMaxBaselineFileBytes);
+  const Compaction dropped = FitBaselineState(state);
+  EXPECT_GT(dropped.past_boots, 0u);
+  EXPECT_EQ(dropped.samples + dropped.probes, 0u);
+  const std::string text = SerializeBaselineState(state);
+  EXPECT_LE(text.size(), kMaxBaselineFileBytes);
+  EXPECT_EQ(state.history.back().boot_id, "past-49");
+  EXPECT_EQ(state.probes.size(), 40u);
+  auto parsed = ParseBaselineState(text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->history.size(), state.history.size());
+  // A state that fits is untouched.
+  BaselineState small = LongState("boot-a", 2, 3);
+  EXPECT_FALSE(FitBaselineState(small).any());
+  EXPECT_EQ(small.history.size(), 3u);
+  // Without history: forming samples go before whole probes.
+  BaselineState forming = LongState("boot-a", 3, 0);
+  for (auto& [name, pb] : forming.probes) {
+    pb.baseline.reset();
+    pb.samples.assign(4, 1e8);
+    pb.sample_features.assign(4, UnknownFeatures());
+  }
+  const std::size_t without_samples = SerializeBaselineState(LongState("boot-a", 3, 0)).size();
+  const Compaction c = FitBaselineState(forming, without_samples + 10);
+  EXPECT_EQ(c.probes, 0u);
+  EXPECT_GT(c.samples, 0u);
+  EXPECT_EQ(forming.probes.size(), 3u);
+  const Compaction d = FitBaselineState(forming, 200);
+  EXPECT_EQ(d.probes, 3u);
+  EXPECT_LE(SerializeBaselineState(forming).size(), 200u);
+}
+
+TEST(SaveBaselines, NeverWritesMoreThanItReadsBack) {
+  TempDir dir;
+  const BaselineState big = LongState("boot-a", 40, kMaxBootHistory);
+  ASSERT_TRUE(SaveBaselines(dir.path(), big));
+  EXPECT_LE(std::filesystem::file_size(dir.path() / kBaselineFileName), kMaxBaselineFileBytes);
+  const LoadedBaselines loaded = LoadBaselines(dir.path(), "boot-a", 1764685000);
+  EXPECT_FALSE(loaded.set_aside);
+  EXPECT_EQ(loaded.state.probes.size(), 40u);
+  // The raw writer refuses contents over the limit, leaving the file as it was.
+  const std::string before = Slurp(dir.path() / kBaselineFileName);
+  EXPECT_FALSE(WriteFileAtomically(dir.path(), kBaselineFileName,
+                                   std::string(kMaxBaselineFileBytes + 1, 'x')));
+  EXPECT_EQ(Slurp(dir.path() / kBaselineFileName), before);
 }
 
 TEST_F(PersistentStore, APartialTempFileFromAKilledWriteNeverMakesTheStateUnreadable) {

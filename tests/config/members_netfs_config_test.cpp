@@ -71,5 +71,86 @@ TEST(RemoteDefaults, ALocalTargetKeepsTheLocalDefaults) {
   EXPECT_EQ(cfg->probes[0].timeout, std::chrono::seconds(30));
 }
 
+// `interval:` below the kind's minimum is an error naming the key, its line and the minimum
+// (interval: 1ms used to pass --check-config --strict and run the probe back to back).
+TEST(IntervalConfig, AnIntervalBelowTheKindsMinimumIsAnErrorNamingKeyAndLine) {
+  auto cfg = LoadFromString(R"(probes:
+  - name: hot
+    kind: cached
+    target: /var/tmp
+    interval: 1ms
+  - name: disk
+    kind: buffered
+    target: /var/tmp
+    interval: 500ms
+  - name: mem
+    interval: 999ms
+    kind: memory
+)",
+                            "i.yaml");
+  ASSERT_FALSE(cfg);
+  std::vector<std::string> text;
+  for (const auto& p : cfg.error()) text.push_back(p.ToString());
+  ASSERT_EQ(text.size(), 3u) << ::testing::PrintToString(text);
+  EXPECT_EQ(text[0],
+            "i.yaml:5:15: probes[0].interval: 1ms is shorter than the minimum of 100ms for kind "
+            "cached (a shorter interval runs the probe back to back)");
+  EXPECT_EQ(text[1].rfind("i.yaml:9:15: probes[1].interval: 500ms is shorter than the minimum of "
+                          "1s for kind buffered",
+                          0),
+            0u)
+      << text[1];
+  EXPECT_EQ(text[2].rfind("i.yaml:11:15: probes[2].interval: 999ms", 0), 0u) << text[2];
+  // The minimum itself is fine.
+  EXPECT_TRUE(
+      LoadFromString("probes:\n  - {name: a, kind: metadata, target: /var/tmp, "
+                     "interval: 100ms}\n  - {name: b, kind: direct, target: /var/tmp, "
+                     "interval: 1s}\n",
+                     "i.yaml"));
+}
+
+// `remote:` decides whether a target gets the remote defaults, whatever its mount looks like.
+TEST(RemoteConfig, TheRemoteKeyOverridesTheMountsVerdict) {
+  auto cfg = LoadFromString(R"(probes:
+  - name: forced
+    kind: buffered
+    target: /var/tmp
+    remote: true
+  - name: forced-meta
+    kind: metadata
+    target: /var/tmp
+    remote: true
+    files: 8
+  - name: local
+    kind: buffered
+    target: /var/tmp
+    remote: false
+  - name: judged
+    kind: buffered
+    target: /var/tmp
+)",
+                            "r.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().front().ToString();
+  ASSERT_EQ(cfg->probes.size(), 4u);
+  EXPECT_EQ(cfg->probes[0].remote, true);
+  EXPECT_EQ(cfg->probes[0].size, probes::kRemoteSize);
+  EXPECT_EQ(cfg->probes[0].timeout, probes::kRemoteTimeout);
+  EXPECT_EQ(cfg->probes[1].files, 8u);  // an explicit key still wins
+  EXPECT_EQ(cfg->probes[1].timeout, probes::kRemoteTimeout);
+  EXPECT_EQ(cfg->probes[2].remote, false);
+  EXPECT_EQ(cfg->probes[2].size, 0u);
+  EXPECT_EQ(cfg->probes[2].timeout, std::chrono::seconds(30));
+  EXPECT_EQ(cfg->probes[3].remote, std::nullopt);
+  auto memory = LoadFromString("probes:\n  - {name: m, kind: memory, remote: true}\n", "r.yaml");
+  ASSERT_FALSE(memory);
+  EXPECT_EQ(memory.error().front().ToString(),
+            "r.yaml:2:29: probes[0].remote: only applies to kinds with a target (a memory probe "
+            "reads no file)");
+  auto bad = LoadFromString(
+      "probes:\n  - {name: m, kind: buffered, target: /var/tmp, remote: maybe}\n", "r.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().front().ToString().find("probes[0].remote"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace iodrift::config

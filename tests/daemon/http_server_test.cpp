@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -92,6 +93,34 @@ std::string Exchange(std::uint16_t port, const std::string& request) {
 
 std::string Get(std::uint16_t port, const std::string& path, const std::string& extra = "") {
   return Exchange(port, "GET " + path + " HTTP/1.0\r\nHost: x\r\n" + extra + "\r\n");
+}
+
+// A NUL or another control character in a query key or value is refused (400, naming the
+// key) before the handler runs: "?runs=1%00junk" is not "?runs=1".
+TEST(HttpServer, AQueryWithAControlCharacterIsRefusedWith400) {
+  HttpServer server;
+  std::atomic<int> handled{0};
+  server.Route("/q", [&handled](const HttpQuery& query) {
+    ++handled;
+    std::string body;
+    for (const auto& [k, v] : query) body += k + "=" + v + ";";
+    return HttpResponse{200, "text/plain", body};
+  });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  for (const std::string bad :
+       {"/q?runs=1%00junk", "/q?runs=%00", "/q?ok=1&runs=1%0a2", "/q?runs=%1b[31m", "/q?x=%7f",
+        "/q?ru%00ns=1", "/q?a%09b=1", "/q?runs=1%0d%0aSet-Cookie:%20x"}) {
+    const std::string reply = Get(server.port(), bad);
+    EXPECT_EQ(reply.substr(0, 13), "HTTP/1.1 400 ") << bad << ": " << reply;
+    EXPECT_NE(reply.find("control character"), std::string::npos) << bad << ": " << reply;
+    EXPECT_EQ(reply.find('\x1b'), std::string::npos) << bad << ": " << reply;
+  }
+  EXPECT_EQ(handled.load(), 0);
+  // Printable values, UTF-8 included, still reach the handler.
+  const std::string reply = Get(server.port(), "/q?name=a%20b%C3%A9&runs=1");
+  EXPECT_NE(reply.find("\r\n\r\nname=a b\xc3\xa9;runs=1;"), std::string::npos) << reply;
+  EXPECT_EQ(handled.load(), 1);
+  server.Stop();
 }
 
 // bcrypt (cost 4) of "s3cret"; "alice:s3cret" in base64 is YWxpY2U6czNjcmV0.

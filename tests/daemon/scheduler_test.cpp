@@ -8,7 +8,9 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -374,6 +376,69 @@ TEST(Scheduler, ApplyReplacesTheProbeSetAtomically) {
   ASSERT_EQ(probes.size(), 2u);
   EXPECT_EQ(probes[0].name, "b");
   EXPECT_EQ(probes[1].name, "c");
+}
+
+// Calls `f` on every field of `spec`, in declaration order. The structured binding names every
+// field: a field added to ProbeSpec stops this from compiling until it is listed here, and a
+// field of a new type until Changed() below knows how to change it.
+template <class F>
+void ForEachField(probes::ProbeSpec& spec, F&& f) {
+  auto& [name, kind, target, interval, size, files, requests, timeout, time_budget, members,
+         readers, remote] = spec;
+  f(name);
+  f(kind);
+  f(target);
+  f(interval);
+  f(size);
+  f(files);
+  f(requests);
+  f(timeout);
+  f(time_budget);
+  f(members);
+  f(readers);
+  f(remote);
+}
+
+// Another valid value of the same field.
+void Changed(std::string& v) { v += "x"; }
+void Changed(probes::ProbeKind& v) {
+  v = v == probes::ProbeKind::kCached ? probes::ProbeKind::kBuffered : probes::ProbeKind::kCached;
+}
+void Changed(std::chrono::milliseconds& v) { v += 1s; }
+void Changed(std::uint64_t& v) { v += 4096; }
+void Changed(std::uint32_t& v) { v += 1; }
+void Changed(bool& v) { v = !v; }
+void Changed(std::vector<std::uint32_t>& v) { v.push_back(v.empty() ? 2 : v.back() + 1); }
+void Changed(std::optional<bool>& v) { v = v ? std::optional<bool>(!*v) : true; }
+
+// Each key of a probe, changed alone on a reload, reaches both the probe's state and the
+// scheduler's entry (a reload of `readers:` or `members:` alone used to be kept out as "the
+// same spec").
+TEST(Scheduler, AReloadThatChangesAnyOneFieldOfAProbeIsApplied) {
+  probes::ProbeSpec base = Spec("a", "x", 1h);
+  base.kind = probes::ProbeKind::kBuffered;
+  std::size_t fields = 0;
+  ForEachField(base, [&](auto&) { ++fields; });
+  ASSERT_GE(fields, 12u);
+  for (std::size_t i = 0; i < fields; ++i) {
+    probes::ProbeSpec changed = base;
+    std::size_t at = 0;
+    ForEachField(changed, [&](auto& field) {
+      if (at++ == i) Changed(field);
+    });
+    ASSERT_NE(changed, base) << "field " << i;
+    auto rec = std::make_shared<Recorder>();
+    probes::ProbeStates store;
+    Scheduler s({}, FastOptions(FakeProbe(rec, 0ms)));
+    s.Apply(store.Define({base}));
+    s.Apply(store.Define({changed}));
+    const auto state = store.Get(changed.name);
+    ASSERT_NE(state, nullptr) << "field " << i;
+    EXPECT_EQ(state->spec, changed) << "field " << i << ": ProbeStates kept the old spec";
+    const auto probes = s.Probes();
+    ASSERT_EQ(probes.size(), 1u) << "field " << i;
+    EXPECT_EQ(probes[0], changed) << "field " << i << ": the scheduler kept the old spec";
+  }
 }
 
 TEST(Scheduler, RunsTheRealProbeEngineOnDemand) {

@@ -60,6 +60,20 @@ if not any(l.startswith(f"{bad}:4:") and "probes[0].kind" in l for l in lines):
 if not any(l.startswith(f"{bad}:6:") and "intervall" in l for l in lines):
     fail(f"no FILE:6:COL: ...intervall problem in {lines}")
 
+# An interval below the kind's minimum keeps a core busy: refused (78) with key, line and minimum,
+# with and without --strict.
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("probes:\n  - name: hot\n    kind: cached\n    target: /var/tmp\n"
+            "    interval: 1ms\n")
+busy = f.name
+for args in (("--check-config",), ("--check-config", "--strict")):
+    res = run(*args, "--config", busy)
+    if res.returncode != 78 or f"{busy}:5:15: probes[0].interval: 1ms is shorter than the " \
+            "minimum of 100ms for kind cached" not in res.stderr:
+        fail(f"{' '.join(args)} with interval 1ms: exit {res.returncode} {res.stderr!r}, want 78 "
+             "naming probes[0].interval, its line and the minimum")
+os.unlink(busy)
+
 res = run("--check-config", "--log-level", "loud")
 if res.returncode != 78 or "--log-level: must be one of" not in res.stderr:
     fail(f"bad --log-level: {res.returncode} {res.stderr!r}")

@@ -3,6 +3,7 @@
 // directories of the disks, class/block links, btrfs devices/ links).
 #include "collectors/probes/members.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -119,35 +120,103 @@ TEST(BtrfsMembers, ListsEveryDeviceOfTheFilesystemHoldingTheName) {
   EXPECT_EQ(JoinDevices({"loop1", "loop2", "sda"}), "loop1,loop2,sda");
 }
 
-TEST(ProbeMembers, ProbesEachMemberAndDividesTheArrayFigure) {
+// Names of up to `n` block device nodes in /dev (ProbeMembers probes only those; the fake
+// runs below never open them).
+Names BlockDevicesInDev(std::size_t n) {
+  Names out;
+  std::error_code ec;
+  for (fs::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->symlink_status(ec).type() == fs::file_type::block) {
+      out.push_back(it->path().filename().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+// A buffered probe of /dev/md0 with `members: true`, and its own successful run (300 B/s) whose
+// target has `members`.
+ProbeSpec ArraySpec() {
   ProbeSpec spec;
   spec.name = "md";
   spec.kind = ProbeKind::kBuffered;
   spec.target = "/dev/md0";
   spec.members = true;
+  return spec;
+}
+
+ProbeResult ArrayRun(const Names& members) {
   ProbeResult result;
   result.outcome = Outcome::kOk;
   result.throughput_bytes_per_second = 300.0;
-  result.target_info.members = {"sda", "sdb", "sdc"};
+  result.target_info.members = members;
+  return result;
+}
+
+TEST(ProbeMembers, ProbesEachMemberAndDividesTheArrayFigure) {
+  const Names devs = BlockDevicesInDev(3);
+  if (devs.size() < 3) GTEST_SKIP() << "fewer than 3 block devices in /dev";
+  const std::string sda = devs[0], sdb = devs[1], sdc = devs[2];
+  const ProbeSpec spec = ArraySpec();
+  ProbeResult result = ArrayRun({sda, sdb, sdc});
   std::vector<std::string> probed;
   auto run = [&](const ProbeSpec& s, const ProbeEnv&, const RunControl&, ProbeResult& r) {
     EXPECT_FALSE(s.members);
     probed.push_back(s.target);
-    if (s.target == "/dev/sdc") {
+    if (s.target == "/dev/" + sdc) {
       r.outcome = Outcome::kError;
       r.error = "EIO";
       return;
     }
     r.outcome = Outcome::kOk;
-    r.throughput_bytes_per_second = s.target == "/dev/sda" ? 150.0 : 100.0;
+    r.throughput_bytes_per_second = s.target == "/dev/" + sda ? 150.0 : 100.0;
   };
   ProbeMembers(spec, ProbeEnv{}, RunControl{}, run, result);
-  EXPECT_EQ(probed, (Names{"/dev/sda", "/dev/sdb", "/dev/sdc"}));
-  EXPECT_DOUBLE_EQ(result.member_figures.at("sda"), 150.0);
-  EXPECT_DOUBLE_EQ(result.member_ratios.at("sda"), 2.0);
-  EXPECT_DOUBLE_EQ(result.member_ratios.at("sdb"), 3.0);
-  EXPECT_EQ(result.member_ratios.count("sdc"), 0u);
-  EXPECT_EQ(result.member_errors.at("sdc"), "EIO");
+  EXPECT_EQ(probed, (Names{"/dev/" + sda, "/dev/" + sdb, "/dev/" + sdc}));
+  EXPECT_DOUBLE_EQ(result.member_figures.at(sda), 150.0);
+  EXPECT_DOUBLE_EQ(result.member_ratios.at(sda), 2.0);
+  EXPECT_DOUBLE_EQ(result.member_ratios.at(sdb), 3.0);
+  EXPECT_EQ(result.member_ratios.count(sdc), 0u);
+  EXPECT_EQ(result.member_errors.at(sdc), "EIO");
+}
+
+// Member names come from a sysfs tree that `sys_root` may point anywhere: a crafted tree's
+// slaves named shm (a directory: the probe would write its file into /dev/shm), null (a
+// character device), ".." or "../tmp" are never probed; only a plain name whose /dev node is
+// itself a block device is.
+TEST(ProbeMembers, ProbesOnlyNamesThatAreBlockDevicesInDev) {
+  const Names devs = BlockDevicesInDev(1);
+  if (devs.empty()) GTEST_SKIP() << "no block device in /dev";
+  TempDir dir;
+  SysTree tree(dir.path());
+  tree.Disk("md0");
+  for (const std::string& name : Names{"shm", "null", "stdin", "no-such-node", devs[0]}) {
+    tree.Disk(name);
+    tree.Slave("md0", name);
+  }
+  Names discovered = ArrayMembers("md0", dir.path());
+  ASSERT_EQ(discovered.size(), 5u);
+  for (const std::string crafted : {"..", ".", "../tmp", "", "shm/x"})
+    discovered.push_back(crafted);
+  const ProbeSpec spec = ArraySpec();
+  ProbeResult result = ArrayRun(discovered);
+  std::vector<std::string> probed;
+  auto run = [&](const ProbeSpec& s, const ProbeEnv&, const RunControl&, ProbeResult& r) {
+    probed.push_back(s.target);
+    r.outcome = Outcome::kOk;
+    r.throughput_bytes_per_second = 100.0;
+  };
+  ProbeMembers(spec, ProbeEnv{}, RunControl{}, run, result);
+  EXPECT_EQ(probed, (Names{"/dev/" + devs[0]}));
+  for (const std::string bad :
+       {"shm", "null", "stdin", "no-such-node", "..", ".", "../tmp", "", "shm/x"}) {
+    ASSERT_EQ(result.member_errors.count(bad), 1u) << bad;
+    EXPECT_EQ(result.member_errors.at(bad).rfind("not probed: ", 0), 0u)
+        << bad << ": " << result.member_errors.at(bad);
+  }
+  EXPECT_NE(result.member_errors.at("shm").find("/dev/shm is not a block device"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 // mount holding a path, and the remote defaults.
 #include "collectors/probes/netfs.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "collectors/probes/target.h"
@@ -36,6 +40,39 @@ TEST(ClassifyFilesystem, MountTypeNamesTheFuseSubtype) {
   EXPECT_FALSE(ext4.remote);
   // ntfs-3g on a local disk is FUSE but not remote.
   EXPECT_FALSE(ClassifyFilesystem(0x65735546, "fuseblk").remote);
+}
+
+// FUSE is remote only with evidence: a network-client subtype or a source naming a host.
+TEST(IsRemoteMount, FuseIsRemoteOnlyWithEvidence) {
+  for (const auto& [fstype, source] : std::vector<std::pair<std::string, std::string>>{
+           {"fuse.sshfs", "user@host:/srv"},
+           {"fuse.s3fs", "s3fs"},
+           {"fuse.rclone", "gdrive:"},
+           {"fuse.gcsfuse", "bucket"},
+           {"fuse.juicefs", "redis://10.0.0.1/1"},
+           {"fuse", "host:/export"},
+           {"fuse.unknownfs", "//server/share"},
+           {"fuse.unknownfs", "https://example.org/dav"},
+           {"nfs4", "host:/export"},
+           {"cifs", "//server/share"}}) {
+    EXPECT_TRUE(IsRemoteMount(fstype, source)) << fstype << " " << source;
+  }
+  for (const auto& [fstype, source] :
+       std::vector<std::pair<std::string, std::string>>{{"fuse.faultfs", "faultfs"},
+                                                        {"fuse.bindfs", "/srv/data"},
+                                                        {"fuse.mergerfs", "/mnt/a:/mnt/b"},
+                                                        {"fuse.gocryptfs", "/home/u/.cipher"},
+                                                        {"fuse", "none"},
+                                                        {"fuseblk", "/dev/sdb1"},
+                                                        {"fuse.lxcfs", "lxcfs"},
+                                                        {"ext4", "/dev/sda1"},
+                                                        {"tmpfs", "tmpfs"}}) {
+    EXPECT_FALSE(IsRemoteMount(fstype, source)) << fstype << " " << source;
+  }
+  // With the mount known, a local FUSE filesystem is local although its magic says "fuse".
+  EXPECT_FALSE(ClassifyFilesystem(0x65735546, "fuse.faultfs", "faultfs").remote);
+  EXPECT_TRUE(ClassifyFilesystem(0x65735546, "fuse.sshfs", "u@h:/").remote);
+  EXPECT_TRUE(ClassifyFilesystem(0x65735546, "", "").remote);  // nothing says otherwise
 }
 
 TEST(MountOf, LongestPrefixWinsAndNeedsAPathBoundary) {

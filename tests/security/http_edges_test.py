@@ -3,6 +3,8 @@
 
 - `/metrics%00.html` (and `/-/healthy%00`) answer 404: paths match exactly, a %00 does not end
   them;
+- a query value or key with a NUL or another control character (`?runs=1%00junk`) answers 400
+  on every route, naming the argument; `?runs=1` still answers 200;
 - `Accept-Encoding: gzip;q=0` gets an uncompressed body; `gzip` and `gzip;q=0.5` get gzip;
   `*;q=0` none;
 - `Expect: 100-continue` with a body: no "100 Continue", a 413 at once, connection closed;
@@ -62,6 +64,18 @@ def main():
         if status_of(reply) != 200:
             fail(f"GET /metrics: want 200, got {status_of(reply)}")
         print("ok: paths match exactly (%00 does not end them)")
+
+        for path in ("/api/v1/probes?runs=1%00junk", "/api/v1/probes?runs=%00",
+                     "/api/v1/probes?runs=1%1b%5b2J", "/metrics?x=%07", "/?ru%0ans=1"):
+            reply, _ = exchange(port, f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            body = reply.split(b"\r\n\r\n", 1)[-1]
+            if status_of(reply) != 400 or b"control character" not in body or b"\x1b" in body:
+                fail(f"GET {path}: want 400 naming the control character, got "
+                     f"{status_of(reply)} {body[:200]!r}")
+        reply, _ = exchange(port, b"GET /api/v1/probes?runs=1 HTTP/1.0\r\n\r\n")
+        if status_of(reply) != 200:
+            fail(f"GET /api/v1/probes?runs=1: want 200, got {status_of(reply)}")
+        print("ok: control characters in a query answer 400")
 
         for value, want in (("gzip;q=0", None), ("gzip; q=0.000", None), ("gzip", "gzip"),
                             ("gzip;q=0.5", "gzip"), ("identity, gzip;q=1", "gzip"),

@@ -32,6 +32,7 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include "collectors/common/text.h"
 #include "daemon/dbus/names.h"
 #include "daemon/dbus/result_dict.h"
 #include "daemon/json_writer.h"
@@ -162,6 +163,12 @@ start time (local, ISO 8601), probe, kind, result, figure, duration and the erro
 )"},
 };
 
+// Text from the service as the terminal may show it: every control character except newline
+// and tab (ESC, CR, DEL, the C1 controls) and bytes that are not UTF-8 escaped as \xNN / \u00NN
+// (text.h TerminalSafe). A hostile or broken service cannot move the cursor, retitle the window
+// or hide a line. JSON output needs none of it: JsonWriter escapes every control character.
+std::string Safe(std::string_view s) { return iodrift::text::TerminalSafe(s); }
+
 int Usage(const std::string& message) {
   std::fprintf(stderr, "iodriftctl: %s\nTry 'iodriftctl --help' for more information.\n",
                message.c_str());
@@ -250,7 +257,7 @@ bool IsUnreachable(const std::string& error_name) {
 // Prints a D-Bus error and maps it to an exit status.
 int ReportError(const sdbus::Error& e, const std::string& bus) {
   std::string message = e.getMessage().empty() ? e.getName() : e.getMessage();
-  std::fprintf(stderr, "iodriftctl: %s (%s)\n", message.c_str(), e.getName().c_str());
+  std::fprintf(stderr, "iodriftctl: %s (%s)\n", Safe(message).c_str(), Safe(e.getName()).c_str());
   if (IsUnreachable(e.getName())) {
     std::fprintf(stderr,
                  "iodriftctl: no iodriftd answers as %s on %s; is it running (systemctl status "
@@ -270,7 +277,10 @@ std::string PadRight(const std::string& s, std::size_t width) {
 }
 
 // Prints rows as aligned columns (two spaces between).
-void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+void PrintTable(std::vector<std::vector<std::string>> rows) {
+  for (auto& row : rows) {
+    for (auto& cell : row) cell = Safe(cell);  // before the widths: escapes widen a cell
+  }
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     if (width.size() < row.size()) width.resize(row.size(), 0);
@@ -325,7 +335,7 @@ int Run(Client& client, const std::string& name, bool json) {
   if (json) {
     std::printf("%s\n", ResultJson(result).c_str());
   } else {
-    std::fputs(iodrift::daemon::ProbeResultsTable({result}).c_str(), stdout);
+    std::fputs(Safe(iodrift::daemon::ProbeResultsTable({result})).c_str(), stdout);
   }
   return result.success() ? kExitOk : kExitFailed;
 }
@@ -391,7 +401,7 @@ int Explain(Client& client, const std::string& name, bool json) {
     w.EndObject();
     std::printf("%s\n", w.str().c_str());
   } else {
-    std::fputs(text.c_str(), stdout);
+    std::fputs(Safe(text).c_str(), stdout);
   }
   return kExitOk;
 }
@@ -415,7 +425,7 @@ int Diagnose(Client& client, const std::string& name, bool json) {
     w.EndObject();
     std::printf("%s\n", w.str().c_str());
   } else {
-    std::fputs(text.c_str(), stdout);
+    std::fputs(Safe(text).c_str(), stdout);
   }
   auto recovered = figures.find("recovered");
   const bool slow = figures.count("ratio.measure") && figures.at("ratio.measure") < 0.9;
@@ -430,7 +440,7 @@ int Reload(Client& client) {
   }
   std::fprintf(stderr, "iodriftctl: the daemon kept its running config; %zu problem%s:\n",
                problems.size(), problems.size() == 1 ? "" : "s");
-  for (const auto& p : problems) std::fprintf(stderr, "%s\n", p.c_str());
+  for (const auto& p : problems) std::fprintf(stderr, "%s\n", Safe(p).c_str());
   return kExitFailed;
 }
 
@@ -462,10 +472,10 @@ int Watch(Client& client, const std::string& bus, bool json) {
         }
       }
       std::printf("%s  %s  %s  %s  %s  %s  %s%s\n", Timestamp(r.start_time_seconds).c_str(),
-                  r.name.c_str(), std::string(iodrift::probes::ProbeKindName(r.kind)).c_str(),
-                  iodrift::probes::OutcomeName(r.outcome), figure.c_str(),
+                  Safe(r.name).c_str(), std::string(iodrift::probes::ProbeKindName(r.kind)).c_str(),
+                  iodrift::probes::OutcomeName(r.outcome), Safe(figure).c_str(),
                   iodrift::daemon::FormatSeconds(r.duration_seconds).c_str(),
-                  r.error.empty() ? "" : "error: ", r.error.c_str());
+                  r.error.empty() ? "" : "error: ", Safe(r.error).c_str());
     }
     std::fflush(stdout);
   });
