@@ -6,6 +6,7 @@
 #     refused with AccessDenied;
 #   - a member of group iodrift (bob, `usermod -aG iodrift` as the README says): `run` works.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 need_root_and_tools nsenter
 load_state

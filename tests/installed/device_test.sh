@@ -8,6 +8,7 @@
 #     succeeds (so it is the service's device policy that refuses, not the device);
 #   - nothing wrote to the device (its checksum, read on the host, is unchanged).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 need_root_and_tools nsenter python3 sha256sum
 load_state

@@ -5,6 +5,7 @@
 #     probes, and `journalctl -u iodrift` names the file, the line and the key.
 # The file is put back to the good version at the end (later checks restart the service).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 need_root_and_tools nsenter
 load_state

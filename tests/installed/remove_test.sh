@@ -7,6 +7,7 @@
 #   purge:  /etc/iodrift and /var/lib/iodrift gone, no enablement link of the unit left; the user
 #           stays (Debian keeps system users).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 need_root_and_tools nsenter
 load_state

@@ -13,6 +13,7 @@
 # Usage: setup.sh SOURCE_DIR DEB_BUILD_DIR   (IODRIFT_INSTALLED_STATE: the state directory)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 src=$1 deb_build=$2
 need_root_and_tools systemd-nspawn debootstrap nsenter losetup dpkg-deb dpkg-shlibdeps cmake cpack \
@@ -35,8 +36,25 @@ echo "package: $deb ($(( $(date +%s) - t0 )) s to build)"
 mirror=$(grep -rhoE '^(URIs:|deb) +[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ \
            2>/dev/null | awk '{print $2}' | head -1 || true)
 mirror=${IODRIFT_TEST_MIRROR:-${mirror:-http://deb.debian.org/debian}}
-# The package's Depends, first alternative of each, without versions.
-depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/ //g' | grep -v '^$')
+# The package's Depends, first alternative of each, without versions. debootstrap cannot pick a
+# provider for a virtual package (libspdlog1.10-fmt9 is provided by libspdlog1.10): take the one
+# installed here (the build machine has every runtime library the binaries were linked with).
+real_package() {
+  if [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; then
+    echo "$1"
+  else
+    dpkg-query -W -f='${db:Status-Status} ${Package} ${Provides}\n' | awk -v want="$1" '
+      $1 == "installed" { line = $0; gsub(/\([^)]*\)/, "", line); gsub(/,/, " ", line)
+                          n = split(line, f, " "); for (i = 3; i <= n; i++) if (f[i] == want && !found) found = $2 }
+      END { print found }'  # (no early exit: dpkg-query would die of SIGPIPE under pipefail)
+  fi
+}
+depends=
+for dep in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/ //g'); do
+  real=$(real_package "$dep")
+  [ -n "$real" ] || die "Depends: $dep is neither installed here nor provided by an installed package"
+  depends="$depends $real"
+done
 packages=$(printf '%s\n' systemd systemd-sysv dbus curl $depends | sort -u | paste -sd, -)
 key=$(printf 'bookworm minbase %s\n' "$packages" | sha256sum | cut -c1-12)
 tree=$cache/bookworm-$key
@@ -111,6 +129,9 @@ echo "LEADER=$leader" >>"$state/env"
 echo "DEB=/mnt/iodrift-deb/$(basename "$deb")" >>"$state/env"
 load_state
 t2=$(date +%s)
+# systemctl needs systemd's private socket, which PID 1 makes a moment after it starts.
+bus_up() { CT_TIMEOUT=5 ct test -S /run/systemd/private; }
+wait_until 30 "systemd's /run/systemd/private in the container" bus_up || true
 status=$(CT_TIMEOUT=90 ct systemctl is-system-running --wait || true)
 echo "booted in $(( $(date +%s) - t2 )) s: $status"
 if [ "$status" != running ]; then
@@ -123,7 +144,7 @@ if [ "$status" != running ]; then
 fi
 
 # As the README says: apt install ./iodrift_*.deb (offline: every Depends is in the tree).
-if ! out=$(CT_TIMEOUT=180 ct env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download \
+if ! out=$(CT_TIMEOUT=180 ct env DEBIAN_FRONTEND=noninteractive apt-get install -y \
              "$DEB" 2>&1); then
   printf '%s\n' "$out" | tail -30
   bash "$here/teardown.sh"

@@ -4,6 +4,7 @@
 # To keep the wait short the operator's way is used: a drop-in (`systemctl edit`) sets
 # WatchdogSec=4s; it is removed again at the end (and the service restarted on the shipped unit).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 need_root_and_tools nsenter
 load_state
@@ -14,9 +15,10 @@ shipped=$(unit_prop iodrift WatchdogUSec)
   || fail "shipped unit: WatchdogUSec=$shipped, expected 1min"
 dropin=/etc/systemd/system/iodrift.service.d/test-watchdog.conf
 cleanup() {
-  ct rm -rf "$(dirname "$dropin")" >/dev/null 2>&1
-  ct systemctl daemon-reload >/dev/null 2>&1
-  ct systemctl restart iodrift >/dev/null 2>&1
+  ct rm -f "$dropin" || true
+  ct rmdir "$(dirname "$dropin")" 2>/dev/null || true
+  ct systemctl daemon-reload || true
+  ct systemctl restart iodrift || true
 }
 trap cleanup EXIT
 ct mkdir -p "$(dirname "$dropin")"
@@ -39,7 +41,7 @@ fi
 
 pid=$(main_pid) restarts=$(unit_prop iodrift NRestarts)
 cursor=$(ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
-ct kill -STOP "$pid"
+ct sh -c "kill -STOP $pid"  # (the shell builtin: no procps in a minimal system)
 echo "    SIGSTOP to $pid (NRestarts=$restarts)"
 # 4 s to the timeout, SIGABRT, TimeoutAbortSec (=TimeoutStopSec 15 s) to SIGKILL a stopped
 # process, RestartSec=5s: about 25 s; 60 s bound.
