@@ -93,6 +93,8 @@ grep -q "deb-systemd-invoke stop 'iodrift.service'" "$ctl/prerm" \
   || { echo "FAIL: prerm does not stop the service with deb-systemd-invoke"; fail=1; }
 grep -q "deb-systemd-invoke try-restart 'iodrift.service'" "$ctl/postinst" \
   || { echo "FAIL: postinst does not try-restart on upgrade with deb-systemd-invoke"; fail=1; }
+grep -q "deb-systemd-helper update-state 'iodrift.service'" "$ctl/postinst" \
+  || { echo "FAIL: postinst does not record the enablement links (deb-systemd-helper update-state)"; fail=1; }
 grep -q "deb-systemd-helper purge 'iodrift.service'" "$ctl/postrm" \
   || { echo "FAIL: postrm does not purge the unit state with deb-systemd-helper"; fail=1; }
 
