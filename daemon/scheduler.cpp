@@ -1,7 +1,5 @@
 #include "daemon/scheduler.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -118,7 +116,6 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     } catch (...) {
       result = BareResult(job->spec, Outcome::kError, "probe failed: unknown exception");
     }
-    malloc_trim(0);  // hand the run's freed heap pages back to the kernel (README "Memory")
     lock.lock();
     lane->running = nullptr;
     if (!job->abandoned) {
