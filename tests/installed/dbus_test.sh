@@ -8,9 +8,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter
-load_state
-ct systemctl is-active --quiet iodrift || die "iodrift is not active (installed.service failed?)"
+begin_check
+need_active
 
 for user in alice bob; do
   ct id "$user" >/dev/null 2>&1 || ct useradd --create-home "$user"

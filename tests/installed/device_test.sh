@@ -10,9 +10,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter python3 sha256sum
-load_state
-ct systemctl is-active --quiet iodrift || die "iodrift is not active (installed.service failed?)"
+begin_check python3 sha256sum
+need_active
 
 # --- Writes refused in the service's cgroup ----------------------------------------------------
 cg=$(ct sh -c "awk -F: '\$1 == 0 { print \$3 }' /proc/$(main_pid)/cgroup")

@@ -13,9 +13,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter
-load_state
-ct systemctl is-active --quiet iodrift || die "iodrift is not active"
+begin_check
+need_active
 conf=/etc/iodrift/iodrift.yaml
 
 if out=$(ct iodriftctl diagnose --help 2>&1) && grep -q drop_caches <<<"$out"; then
@@ -33,11 +32,11 @@ else
     || fail "refused without naming diagnose.enabled: $out"
 fi
 
-cursor=$(ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+cursor=$(journal_cursor)
 ct sed -i '/^diagnose:/,/^[a-z]/ s/^\(  enabled:\) false/\1 true/' "$conf"
 grep -q 'enabled: true' <<<"$(ct grep -A1 '^diagnose:' "$conf")" || die "could not enable diagnose in $conf"
 ct systemctl reload iodrift
-applied() { grep -q 'reload: applied' <<<"$(ct journalctl -u iodrift --after-cursor="$cursor" --no-pager -o cat)"; }
+applied() { grep -q 'reload: applied' <<<"$(journal_after "$cursor")"; }
 wait_until 20 "reload: applied" applied || fail "the reload enabling diagnose was not applied"
 
 if out=$(CT_TIMEOUT=30 ct_as alice iodriftctl diagnose loop-direct 2>&1); then

@@ -40,6 +40,13 @@ load_state() {
   kill -0 "$LEADER" 2>/dev/null || die "the container (PID 1 = host pid $LEADER) is gone"
 }
 
+# begin_check [TOOL...]: skip without root, nsenter or a TOOL; load the container's state.
+begin_check() {
+  need_root_and_tools nsenter "$@"
+  load_state
+}
+need_active() { ct systemctl is-active --quiet iodrift || die "iodrift is not active (installed.service failed?)"; }
+
 # ct COMMAND...: run COMMAND as root inside the booted container (all its namespaces, its root),
 # with a clean environment. Bounded: a command that hangs is killed after CT_TIMEOUT (60 s).
 ct() {
@@ -73,4 +80,7 @@ wait_until() {
 
 # The daemon's main PID inside the container's pid namespace, and as the host sees it.
 main_pid() { unit_prop iodrift.service MainPID; }
+# The journal's position now, and the iodrift unit's messages after such a position.
+journal_cursor() { ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
+journal_after() { ct journalctl -u iodrift --after-cursor="$1" --no-pager -o cat; }
 metrics() { ct curl -sf --max-time 10 http://127.0.0.1:9723/metrics; }

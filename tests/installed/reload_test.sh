@@ -7,14 +7,11 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter
-load_state
-ct systemctl is-active --quiet iodrift || die "iodrift is not active (installed.service failed?)"
+begin_check
+need_active
 conf=/etc/iodrift/iodrift.yaml
 pid=$(main_pid)
-cursor() { ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
-journal_since() { ct journalctl -u iodrift --after-cursor="$1" --no-pager -o cat; }
-journal_has() { grep -qF -- "$2" <<<"$(journal_since "$1")"; }
+journal_has() { grep -qF -- "$2" <<<"$(journal_after "$1")"; }
 
 ct cp "$conf" "$conf.orig"
 ct sh -c "cat >>$conf" <<'EOF'
@@ -22,10 +19,10 @@ ct sh -c "cat >>$conf" <<'EOF'
     kind: memory
     interval: 1h
 EOF
-c=$(cursor)
+c=$(journal_cursor)
 check "systemctl reload iodrift (good config)" ct systemctl reload iodrift
 if wait_until 20 "reload: applied in the journal" journal_has "$c" "reload: applied"; then
-  pass "journal: $(journal_since "$c" | grep -F 'reload: applied' | tail -1)"
+  pass "journal: $(journal_after "$c" | grep -F 'reload: applied' | tail -1)"
 else
   fail "no 'reload: applied' in journalctl -u iodrift"
 fi
@@ -41,16 +38,16 @@ ct sh -c "cat >>$conf" <<'EOF'
     intervall: 1m
 EOF
 line=$(ct grep -n '^    intervall:' "$conf" | cut -d: -f1)
-c=$(cursor)
+c=$(journal_cursor)
 ct systemctl reload iodrift || true
 want="$conf:$line:"
 if wait_until 20 "reload rejected naming $want and intervall" journal_has "$c" "reload rejected: $want"; then
-  msg=$(journal_since "$c" | grep -F "reload rejected: $want" | head -1)
+  msg=$(journal_after "$c" | grep -F "reload rejected: $want" | head -1)
   grep -q intervall <<<"$msg" && pass "journal names file, line and key: $msg" \
     || fail "the rejection does not name the key: $msg"
 else
   fail "journalctl -u iodrift has no 'reload rejected: $want…'"
-  journal_since "$c" | tail -10 | sed 's/^/    /'
+  journal_after "$c" | tail -10 | sed 's/^/    /'
 fi
 check "still active after the broken reload" ct systemctl is-active iodrift
 [ "$(main_pid)" = "$pid" ] && pass "same process kept running (pid $pid)" || fail "MainPID changed: $pid -> $(main_pid)"

@@ -9,8 +9,7 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter
-load_state
+begin_check
 
 # --- stop ---------------------------------------------------------------------------------------
 if ct systemctl is-active --quiet iodrift; then

@@ -9,8 +9,7 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter
-load_state
+begin_check
 
 # The operator's edit: a buffered and a direct probe on the loop device (README example shape).
 ct grep -q 'name: loop-buffered' /etc/iodrift/iodrift.yaml || ct sh -c "cat >>/etc/iodrift/iodrift.yaml" <<EOF

@@ -6,9 +6,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-need_root_and_tools nsenter
-load_state
-ct systemctl is-active --quiet iodrift || die "iodrift is not active (installed.service failed?)"
+begin_check
+need_active
 
 shipped=$(unit_prop iodrift WatchdogUSec)
 [ "$shipped" = 1min ] && pass "shipped unit: WatchdogSec=60s (WatchdogUSec=$shipped)" \
@@ -40,7 +39,7 @@ else
 fi
 
 pid=$(main_pid) restarts=$(unit_prop iodrift NRestarts)
-cursor=$(ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+cursor=$(journal_cursor)
 ct sh -c "kill -STOP $pid"  # (the shell builtin: no procps in a minimal system)
 echo "    SIGSTOP to $pid (NRestarts=$restarts)"
 # 4 s to the timeout, SIGABRT, TimeoutAbortSec (=TimeoutStopSec 15 s) to SIGKILL a stopped
@@ -55,7 +54,7 @@ if wait_until 60 "a restart after the watchdog timeout" restarted; then
 else
   fail "not restarted within 60 s: $(ct systemctl show iodrift -p ActiveState,SubState,MainPID,NRestarts | tr '\n' ' ')"
 fi
-journal=$(ct journalctl -u iodrift --after-cursor="$cursor" --no-pager -o cat)
+journal=$(journal_after "$cursor")
 grep -q 'Watchdog timeout' <<<"$journal" && pass "journal: $(grep 'Watchdog timeout' <<<"$journal" | head -1)" \
   || { fail "no 'Watchdog timeout' in the journal"; tail -10 <<<"$journal" | sed 's/^/    /'; }
 finish
