@@ -31,7 +31,7 @@ build_packages=(
 test_packages=(
   python3 curl prometheus prometheus-alertmanager prometheus-node-exporter dbus util-linux e2fsprogs fuse3 libfuse3-dev clang-14 libclang-rt-14-dev
   openssl wrk chromium clang-format lintian devscripts victoria-metrics mbw sshfs openssh-server
-  btrfs-progs
+  btrfs-progs debootstrap systemd-container
 )
 
 log() { printf 'dev.sh: %s\n' "$*" >&2; }

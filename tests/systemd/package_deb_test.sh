@@ -21,17 +21,8 @@ done
 command -v dpkg-shlibdeps >/dev/null || { echo "skip: dpkg-shlibdeps (dpkg-dev) not installed"; exit 77; }
 command -v lintian >/dev/null || { echo "skip: lintian not installed (tools/dev.sh deps)"; exit 77; }
 command -v readelf >/dev/null || { echo "skip: readelf (binutils) not installed"; exit 77; }
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
-
-cmake -S "$src" -B "$bdir" -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Release \
-      -DIODRIFT_BUILD_TESTS=OFF -DIODRIFT_HARDENING=ON "${launcher[@]}" >"$bdir.configure.log" 2>&1 || { cat "$bdir.configure.log"; exit 1; }
-cmake --build "$bdir" -j2 >"$bdir.build.log" 2>&1 || { tail -50 "$bdir.build.log"; exit 1; }
-rm -f "$bdir"/iodrift_*.deb
-(cd "$bdir" && cpack -G DEB) >"$bdir.cpack.log" 2>&1 || { cat "$bdir.cpack.log"; exit 1; }
-deb=$(ls "$bdir"/iodrift_*.deb)
+# The README's build (prefix /usr, Release, hardening, cpack -G DEB), shared with tests/installed/.
+deb=$("$src/tools/build-deb.sh" "$bdir" | tail -1)
 echo "package: $deb"
 
 fail=0
@@ -102,6 +93,8 @@ grep -q "deb-systemd-invoke stop 'iodrift.service'" "$ctl/prerm" \
   || { echo "FAIL: prerm does not stop the service with deb-systemd-invoke"; fail=1; }
 grep -q "deb-systemd-invoke try-restart 'iodrift.service'" "$ctl/postinst" \
   || { echo "FAIL: postinst does not try-restart on upgrade with deb-systemd-invoke"; fail=1; }
+grep -q "deb-systemd-helper update-state 'iodrift.service'" "$ctl/postinst" \
+  || { echo "FAIL: postinst does not record the enablement links (deb-systemd-helper update-state)"; fail=1; }
 grep -q "deb-systemd-helper purge 'iodrift.service'" "$ctl/postrm" \
   || { echo "FAIL: postrm does not purge the unit state with deb-systemd-helper"; fail=1; }
 

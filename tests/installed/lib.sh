@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# Shared by the tests/installed/ scripts (sourced): the booted container's state, running a
+# command inside it, bounded waits, and per-check PASS/FAIL lines.
+#
+# The state of the booted container lives in $IODRIFT_INSTALLED_STATE (a directory; CTest passes
+# it): `env` holds NSPAWN_PID (the host's systemd-nspawn), LEADER (the container's PID 1 as seen
+# from the host), LOOP (the loop device passed in, same path inside) and DEB (the package file).
+set -euo pipefail
+
+state=${IODRIFT_INSTALLED_STATE:?IODRIFT_INSTALLED_STATE is not set}
+failures=0
+
+skip() { echo "skip: $*"; exit 77; }
+die() { echo "FAIL: $*"; exit 1; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# check DESCRIPTION COMMAND...: PASS or FAIL on the command's status (output shown on FAIL).
+check() {
+  local what=$1 out
+  shift
+  if out=$("$@" 2>&1); then pass "$what"; else fail "$what"; printf '%s\n' "$out" | tail -20 | sed 's/^/    /'; fi
+}
+finish() {
+  if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}
+
+need_root_and_tools() {
+  [ "$(id -u)" -eq 0 ] || skip "needs root (boots a container, makes loop devices)"
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed (tools/dev.sh deps installs it)"
+  done
+}
+
+load_state() {
+  [ -f "$state/env" ] || skip "no booted container (installed.setup did not run or failed)"
+  # shellcheck disable=SC1091
+  . "$state/env"
+  kill -0 "$LEADER" 2>/dev/null || die "the container (PID 1 = host pid $LEADER) is gone"
+}
+
+# begin_check [TOOL...]: skip without root, nsenter or a TOOL; load the container's state.
+begin_check() {
+  need_root_and_tools nsenter "$@"
+  load_state
+}
+need_active() { ct systemctl is-active --quiet iodrift || die "iodrift is not active (installed.service failed?)"; }
+
+# ct COMMAND...: run COMMAND as root inside the booted container (all its namespaces, its root),
+# with a clean environment. Bounded: a command that hangs is killed after CT_TIMEOUT (60 s).
+ct() {
+  timeout -k 5 "${CT_TIMEOUT:-60}" nsenter -t "$LEADER" -a \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
+}
+# ct_as USER COMMAND...: the same as USER (with USER's groups from the container's /etc/group).
+ct_as() {
+  local user=$1
+  shift
+  ct setpriv --reuid="$user" --regid="$user" --init-groups \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/ "$@"
+}
+# The value of one property of a unit inside the container (systemctl show -p NAME --value).
+unit_prop() { ct systemctl show -p "$2" --value "$1"; }
+
+# wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND every 0.5 s until it succeeds; returns
+# 1 (and says what it waited for) when SECONDS pass first.
+wait_until() {
+  local limit=$1 what=$2 deadline
+  shift 2
+  deadline=$(($(date +%s) + limit))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "    gave up after ${limit} s waiting for: $what"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# The daemon's main PID inside the container's pid namespace, and as the host sees it.
+main_pid() { unit_prop iodrift.service MainPID; }
+# The journal's position now, and the iodrift unit's messages after such a position.
+journal_cursor() { ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
+journal_after() { ct journalctl -u iodrift --after-cursor="$1" --no-pager -o cat; }
+metrics() { ct curl -sf --max-time 10 http://127.0.0.1:9723/metrics; }
