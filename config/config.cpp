@@ -1074,9 +1074,17 @@ class Loader {
              d.max_memory_pressure = static_cast<std::uint32_t>(*v);
            }
          }},
+        {"max_io_pressure",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadCount(e, 0, 100)) d.max_io_pressure = static_cast<std::uint32_t>(*v);
+         }},
         {"timeout",
          [](Loader& l, const Entry& e, DiagnoseConfig& d) {
            if (auto v = l.ReadDuration(e)) d.timeout = *v;
+         }},
+        {"cooldown",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadDuration(e)) d.cooldown = *v;
          }},
     };
     ForEachEntry<DiagnoseConfig>(section.value, section.path, kKeys, out);

@@ -185,12 +185,15 @@ TEST(LoadFromString, DiagnoseSection) {
   EXPECT_FALSE(LoadOk("").diagnose.enabled);  // off unless asked for
   Config config = LoadOk(
       "diagnose:\n  enabled: true\n  warm_size: 256MiB\n  min_available: 1GiB\n"
-      "  max_memory_pressure: 5\n  timeout: 90s\n");
+      "  max_memory_pressure: 5\n  timeout: 90s\n  cooldown: 15m\n  max_io_pressure: 30\n");
   EXPECT_TRUE(config.diagnose.enabled);
   EXPECT_EQ(config.diagnose.warm_size, 256ULL << 20);
   EXPECT_EQ(config.diagnose.min_available, 1ULL << 30);
   EXPECT_EQ(config.diagnose.max_memory_pressure, 5u);
   EXPECT_EQ(config.diagnose.timeout, std::chrono::seconds(90));
+  EXPECT_EQ(config.diagnose.cooldown, std::chrono::minutes(15));
+  EXPECT_EQ(config.diagnose.max_io_pressure, 30u);
+  EXPECT_EQ(LoadOk("").diagnose.cooldown, std::chrono::minutes(30));
   EXPECT_EQ(OnlyProblem("diagnose:\n  max_memory_pressure: 150\n").ToString(),
             "bad.yaml:2:24: diagnose.max_memory_pressure: must be an integer from 0 to 100, got "
             "`150`");
