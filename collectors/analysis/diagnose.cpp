@@ -153,6 +153,12 @@ void FillDirect(DiagnoseStep& step, const DiagnoseStep* control) {
   }
 }
 
+bool ClosesPartOfTheGap(const DiagnoseStep& step, const DiagnoseStep& control, double baseline) {
+  if (step.status != "ok" || !step.cleared || !step.figure || !control.figure) return false;
+  const double gap = baseline - *control.figure;
+  return gap > 0 && *step.figure - *control.figure >= kPartlyShare * gap;
+}
+
 bool Recovering(const DiagnoseStep& step) {
   return step.status == "ok" && step.cleared && Restored(step.ratio);
 }
@@ -310,8 +316,9 @@ void Conclude(DiagnoseReport& report) {
       recovered = &s;
       break;
     }
-    if (s.cleared && !improved) improved = &s;
-    no_help.push_back(StepPhrase(s.step) + (s.cleared ? " helped partly" : " did not help"));
+    const bool partly = ClosesPartOfTheGap(s, control, *report.baseline);
+    if (partly && !improved) improved = &s;
+    no_help.push_back(StepPhrase(s.step) + (partly ? " helped partly" : " did not help"));
   }
   std::string text;
   if (recovered) {

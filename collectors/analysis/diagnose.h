@@ -38,6 +38,8 @@ inline constexpr double kRecoveredRatio = 0.9;
 inline constexpr double kDirectMovedShare = 0.15;
 // Measurements of the control and of every step (see the top of this file).
 inline constexpr std::size_t kDiagnoseRepeats = 3;
+// Share of the control-to-baseline gap a step must close to count as a partial recovery.
+inline constexpr double kPartlyShare = 0.25;
 
 // The ladder in order; "control" is the un-intervened state.
 inline constexpr const char* kDiagnoseSteps[] = {"control", "drop_caches", "drop_slab", "compact",
@@ -103,6 +105,10 @@ void FillDirect(DiagnoseStep& step, const DiagnoseStep* control);
 
 // A step recovers: restored and clears the control (see the top of this file).
 bool Recovering(const DiagnoseStep& step);
+// A step "helped partly": it clears the control and its median closes at least kPartlyShare of
+// the gap between the control's median and the baseline (0.02 → 0.03 of a baseline is noise
+// that happened to clear a narrow control, not a partial recovery).
+bool ClosesPartOfTheGap(const DiagnoseStep& step, const DiagnoseStep& control, double baseline);
 
 // The step to measure next ("" when the experiment is over): the control until it has its
 // repeats, "" when the control is not slow or failed, or a step recovered; else the next ladder

@@ -137,6 +137,14 @@ TEST(Diagnose, PartialRecoveryIsSaidAndTheVerdictDifferenceExplained) {
             std::string::npos)
       << partly.text;
   EXPECT_NE(partly.text.find("differs from the verdict (device)"), std::string::npos);
+
+  // Clearing a narrow control by a sliver of the gap is not a partial recovery.
+  DiagnoseReport sliver = WithControl({20, 21, 20});
+  AddStep(sliver, "compact", {30, 31, 29});
+  EXPECT_TRUE(sliver.steps.back().cleared);
+  Conclude(sliver);
+  EXPECT_EQ(sliver.outcome, "not_recovered");
+  EXPECT_NE(sliver.text.find("compaction did not help"), std::string::npos) << sliver.text;
 }
 
 TEST(Diagnose, NotSlowFailedAbortedAndTheOrder) {

@@ -194,6 +194,13 @@ TEST(LoadFromString, DiagnoseSection) {
   EXPECT_EQ(config.diagnose.cooldown, std::chrono::minutes(15));
   EXPECT_EQ(config.diagnose.max_io_pressure, 30u);
   EXPECT_EQ(LoadOk("").diagnose.cooldown, std::chrono::minutes(30));
+  EXPECT_EQ(LoadOk("diagnose:\n  cooldown: 0s\n").diagnose.cooldown, Duration::zero());
+  EXPECT_EQ(LoadOk("diagnose:\n  cooldown: 0\n").diagnose.cooldown, Duration::zero());
+  EXPECT_EQ(OnlyProblem("diagnose:\n  cooldown: 0x\n").ToString(),
+            "bad.yaml:2:13: diagnose.cooldown: expected a duration like 500ms, 30s, 10m, 1h or "
+            "1m30s, got `0x`");
+  EXPECT_EQ(OnlyProblem("diagnose:\n  timeout: 0s\n").ToString(),
+            "bad.yaml:2:12: diagnose.timeout: must be greater than zero, got `0s`");
   EXPECT_EQ(OnlyProblem("diagnose:\n  max_memory_pressure: 150\n").ToString(),
             "bad.yaml:2:24: diagnose.max_memory_pressure: must be an integer from 0 to 100, got "
             "`150`");

@@ -15,8 +15,8 @@ private bus with the shipped policy file (systemd/org.iodrift.Monitor1.conf).
   3. A reload that changes the probe mid-experiment: iodriftctl is held inside its first
      drop_caches write (a FIFO), the probe's size changes by `iodriftctl reload`, then the write
      completes: the experiment ends "aborted: probe mem was changed by a reload (nothing further
-     applied)", iodriftctl makes no further write (it would block on the FIFO for ever), and no
-     report lands on the changed probe.
+     applied)", iodriftctl makes no further write (it would block on the FIFO for ever), and its
+     report does not land on the changed probe (the last experiment shown stays root's).
 
 The probe must look slow for the ladder to run: after its baseline forms, the daemon is stopped
 and the baseline in its state file multiplied by 50 (ratio ~0.02, restored by no step).
@@ -246,10 +246,14 @@ try:
             with open(os.path.join(vm, "compact_memory")) as f:
                 if f.read():
                     fail("compact_memory was written after the abort")
+            # The probe's last experiment is still root's (a redefined probe keeps its state):
+            # the aborted one, begun on the old definition, is not stored on the new one.
             samples, _ = scrape(d)
-            stale = prom.value(samples, "iodrift_probe_recovery_ratio", probe="mem", step="control")
-            if stale is not None:
-                fail(f"the aborted experiment's report landed on the changed probe: {stale}")
+            stamp = prom.value(samples, "iodrift_probe_recovery_timestamp_seconds", probe="mem")
+            if stamp is None or abs(stamp - root["figures"]["finish_time"]) > 1e-3:
+                fail(f"the aborted experiment's report landed on the changed probe: last "
+                     f"experiment at {stamp}, root's ended {root['figures']['finish_time']}, "
+                     f"the aborted one {aborted['figures'].get('finish_time')}")
 finally:
     shutil.rmtree(work, ignore_errors=True)
     if created_user:
