@@ -90,10 +90,10 @@ struct Diagnoser::Session {
   Clock::time_point deadline;
   Clock::time_point last_activity;
   probes::DiagnoseReport report;
-  std::string next;                         // the step the last reply named
-  std::vector<probes::ProbeResult> runs;    // repeats of `next` so far
-  std::vector<double> direct;               // the twin's figures for them
-  std::uint64_t warmed = 0;                 // the last warm step's bytes
+  std::string next;                          // the step the last reply named
+  std::vector<probes::ProbeResult> runs;     // repeats of `next` so far
+  std::vector<double> direct;                // the twin's figures for them
+  std::uint64_t warmed = 0;                  // the last warm step's bytes
   std::optional<probes::ProbeResult> first;  // the control's first run
   bool measuring = false;
 };
@@ -146,8 +146,8 @@ void Diagnoser::ExpireLocked(Clock::time_point now) {
   if (now > open_->deadline) {
     FinishLocked("diagnose.timeout (" + Seconds(open_->options.max_duration) + ") reached");
   } else if (now - open_->last_activity > open_->options.idle_timeout) {
-    FinishLocked("the caller stopped calling (nothing for " +
-                 Seconds(open_->options.idle_timeout) + ")");
+    FinishLocked("the caller stopped calling (nothing for " + Seconds(open_->options.idle_timeout) +
+                 ")");
   }
 }
 
@@ -276,8 +276,8 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   s->report.baseline = state->baseline;
   s->report.start_time_seconds = Now();
   if (state->ran()) {
-    s->report.verdict = probes::CauseName(
-        probes::VerdictOf(*state, probes::FindTwin(*snapshot, *state)).cause);
+    s->report.verdict =
+        probes::CauseName(probes::VerdictOf(*state, probes::FindTwin(*snapshot, *state)).cause);
   }
   open_ = std::move(s);
   spdlog::info("diagnose: probe={} begun by uid={} (twin {}, {} steps)", name, caller.uid,
@@ -370,7 +370,7 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
   }
   // warm_free_memory: on the probe's lane, right before the run, so nothing runs in between.
   auto warmed = std::make_shared<std::uint64_t>(0);
-  auto warm_error = std::make_shared<std::string>();  // the step cannot be made: skipped
+  auto warm_error = std::make_shared<std::string>();   // the step cannot be made: skipped
   auto stop_reason = std::make_shared<std::string>();  // the experiment must stop: aborted
   ExperimentPrelude prelude;
   if (step == "warm_free_memory") {
@@ -387,10 +387,10 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
         return *refuse;
       }
       std::string why;
-      auto bytes = probes::WarmBytes(run_bytes, options.warm_bytes,
-                                     gates.mem_available_bytes.value_or(0),
-                                     options.limits.min_available_bytes,
-                                     CgroupHeadroom(options.proc_root, options.cgroup_root), why);
+      auto bytes =
+          probes::WarmBytes(run_bytes, options.warm_bytes, gates.mem_available_bytes.value_or(0),
+                            options.limits.min_available_bytes,
+                            CgroupHeadroom(options.proc_root, options.cgroup_root), why);
       if (!bytes) {
         *warm_error = why;
         return why;

@@ -17,8 +17,8 @@
 // `admit` (the D-Bus rate limiter) at Begin; the gates (MemAvailable, PSI memory and io, see
 // RefuseReason) re-read before naming every next step — so before the caller intervenes — and
 // again before every run; the whole experiment within diagnose.timeout; a session nobody calls
-// for kIdleTimeout ends. Any of these mid-experiment, and a reload that removes or changes the
-// probe or its twin (its generation), aborts the experiment: nothing further is named or run,
+// for idle_timeout (60 s) ends. Any of these mid-experiment, and a reload that removes or changes
+// the probe or its twin (its generation), aborts the experiment: nothing further is named or run,
 // and the report says why.
 //
 // Record: runs go to ProbeStates::RecordExperimentRun only (never baselines, window, worst
@@ -52,14 +52,14 @@ namespace iodrift::daemon {
 class Scheduler;
 
 struct DiagnoseOptions {
-  bool enabled = false;                   // config diagnose.enabled
-  std::uint64_t warm_bytes = 1ULL << 30;  // config diagnose.warm_size (cap)
-  probes::DiagnoseLimits limits;          // min_available, max_memory_pressure, max_io_pressure
-  std::chrono::seconds max_duration{300};                      // config diagnose.timeout
-  std::chrono::seconds cooldown{std::chrono::minutes(30)};     // config diagnose.cooldown
-  std::chrono::seconds idle_timeout{60};                       // a session nobody calls ends
-  ProcRoot proc_root;                                          // meminfo, pressure, self/cgroup
-  std::filesystem::path cgroup_root = "/sys/fs/cgroup";        // the cgroup v2 mount
+  bool enabled = false;                    // config diagnose.enabled
+  std::uint64_t warm_bytes = 1ULL << 30;   // config diagnose.warm_size (cap)
+  probes::DiagnoseLimits limits;           // min_available, max_memory_pressure, max_io_pressure
+  std::chrono::seconds max_duration{300};  // config diagnose.timeout
+  std::chrono::seconds cooldown{std::chrono::minutes(30)};  // config diagnose.cooldown
+  std::chrono::seconds idle_timeout{60};                    // a session nobody calls ends
+  ProcRoot proc_root;                                       // meminfo, pressure, self/cgroup
+  std::filesystem::path cgroup_root = "/sys/fs/cgroup";     // the cgroup v2 mount
 };
 
 // Who calls: the bus's unique name (a session belongs to it) and uid (0: the root steps).
@@ -71,16 +71,14 @@ struct DiagnoseCaller {
 // What Begin and every Measure answer.
 struct DiagnoseReply {
   std::string session;
-  std::string next;   // the step to measure next; "" when the experiment has ended
-  std::string text;   // progress line, or DiagnoseDetails of the report when it has ended
+  std::string next;  // the step to measure next; "" when the experiment has ended
+  std::string text;  // progress line, or DiagnoseDetails of the report when it has ended
   std::map<std::string, double> figures;  // DiagnoseFigures when it has ended
   std::uint64_t runs = 0;                 // experiment runs this call made (rate limiter)
 };
 
 class Diagnoser {
  public:
-  static constexpr auto kIdleTimeout = std::chrono::seconds(60);
-
   Diagnoser(DiagnoseOptions options, Scheduler& scheduler, probes::ProbeStates& states);
   ~Diagnoser();  // cancels a running measurement and joins it
   Diagnoser(const Diagnoser&) = delete;

@@ -246,8 +246,7 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       }
     }
     if (s.experiment_runs > 0) {
-      AddSample(experiment_runs, static_cast<double>(s.experiment_runs),
-                {{"probe", s.spec.name}});
+      AddSample(experiment_runs, static_cast<double>(s.experiment_runs), {{"probe", s.spec.name}});
     }
     if (!s.ran()) continue;
     const auto& r = s.last;
@@ -386,14 +385,15 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
     }
   }
-  for (auto* family :
-       {&success,         &supported,    &duration,    &last_run,   &interval,     &runs,
-        &read_total,      &bytes,        &throughput,  &baseline,   &baseline_ops, &ratio,
-        &worst,           &worst_uptime, &correlation, &ops,        &latency,      &latency_last,
-        &latency_samples, &cpu,          &time_parts,  &context,    &suspect,      &info,
-        &readers_bps,     &readers_ops,  &reader_bps,  &reader_ops, &efficiency,   &member_figure,
-        &member_ops,      &member_ratio, &tax,         &recovery,   &recovery_time,
-        &recovery_spread, &experiment_runs}) {
+  for (
+      auto* family :
+      {&success,         &supported,    &duration,    &last_run,   &interval,      &runs,
+       &read_total,      &bytes,        &throughput,  &baseline,   &baseline_ops,  &ratio,
+       &worst,           &worst_uptime, &correlation, &ops,        &latency,       &latency_last,
+       &latency_samples, &cpu,          &time_parts,  &context,    &suspect,       &info,
+       &readers_bps,     &readers_ops,  &reader_bps,  &reader_ops, &efficiency,    &member_figure,
+       &member_ops,      &member_ratio, &tax,         &recovery,   &recovery_time, &recovery_spread,
+       &experiment_runs}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -126,7 +126,8 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     } catch (...) {
       result = BareResult(job->spec, Outcome::kError, "probe failed: unknown exception");
     }
-    TrimHeap();  // hand the run's freed heap pages back to the kernel (daemon/heap.h; docs/benchmarks.md "Memory")
+    TrimHeap();  // hand the run's freed heap pages back to the kernel (daemon/heap.h;
+                 // docs/benchmarks.md "Memory")
     lock.lock();
     lane->running = nullptr;
     if (!job->abandoned) {
@@ -222,8 +223,7 @@ void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
             BareResult(entry.spec, Outcome::kSkipped, "probe removed by a reload");
       }
       const auto kept = next.find(name);
-      if (entry.experiment &&
-          (kept == next.end() || kept->second.generation != entry.generation)) {
+      if (entry.experiment && (kept == next.end() || kept->second.generation != entry.generation)) {
         entry.experiment->abandoned = true;
         core_->completed.push_back(entry.experiment);
         entry.experiment->result = BareResult(
@@ -307,8 +307,8 @@ void Scheduler::DispatchLoop() {
 
     auto deliver = [&](std::shared_ptr<Job> job, ProbeResult result) {  // by value: see below
       auto it = core->entries.find(job->spec.name);
-      const bool current = it != core->entries.end() &&
-                           it->second.generation == job->generation && !job->experiment;
+      const bool current =
+          it != core->entries.end() && it->second.generation == job->generation && !job->experiment;
       if (it != core->entries.end() && it->second.running == job) it->second.running = nullptr;
       // `job` is a copy, so resetting entry.running above cannot null it.
       result.generation = job->generation;

@@ -168,7 +168,7 @@ std::string NextStep(const DiagnoseReport& report) {
   if (report.steps.empty()) return "control";
   const DiagnoseStep& control = report.steps.front();
   if (control.status != "ok") return "";
-  if (!control.figure) return "control";  // still collecting its repeats
+  if (!control.figure) return "control";   // still collecting its repeats
   if (Restored(control.ratio)) return "";  // not slow: nothing to recover
   for (const auto& s : report.steps) {
     if (Recovering(s)) return "";
@@ -248,7 +248,8 @@ std::optional<std::uint64_t> ParseMemoryLimit(const std::string& text) {
 namespace {
 
 // What the answer says about the verdict it was started under.
-std::string VerdictNote(const DiagnoseReport& report, const std::vector<std::string>& root_skipped) {
+std::string VerdictNote(const DiagnoseReport& report,
+                        const std::vector<std::string>& root_skipped) {
   const std::string& v = report.verdict;
   if (v.empty()) return "";
   const bool helped = report.outcome == "recovered" || report.outcome == "improved";
@@ -329,8 +330,8 @@ void Conclude(DiagnoseReport& report) {
   } else if (improved) {
     report.outcome = "improved";
     report.recovered_by = improved->step;
-    text = "partly recovered by " + StepPhrase(improved->step) + ": ratio " + control_text +
-           " → " + RatioText(improved->ratio) + ", still below 0.90 of the baseline";
+    text = "partly recovered by " + StepPhrase(improved->step) + ": ratio " + control_text + " → " +
+           RatioText(improved->ratio) + ", still below 0.90 of the baseline";
   } else {
     report.outcome = report.aborted.empty() ? "not_recovered" : "aborted";
     text = (report.aborted.empty() ? "not recovered: ratio " : "no recovery seen: ratio ") +

@@ -396,8 +396,7 @@ std::tuple<std::string, std::string, std::string> DbusService::Impl::DiagnoseBeg
                   begun.error().message);
     throw DiagnoseError(begun.error(), true);
   }
-  spdlog::info("dbus: diagnose begin probe={} sender={} uid={}", name, caller.bus_name,
-               caller.uid);
+  spdlog::info("dbus: diagnose begin probe={} sender={} uid={}", name, caller.bus_name, caller.uid);
   return {begun->session, begun->next, begun->text};
 }
 

@@ -50,7 +50,7 @@
 namespace iodrift::daemon {
 class Scheduler;
 class Diagnoser;
-}
+}  // namespace iodrift::daemon
 
 namespace iodrift::daemon::dbus {
 
@@ -60,9 +60,9 @@ using ReloadFn = std::function<std::vector<std::string>()>;
 using RecordFn = std::function<std::shared_ptr<const probes::ProbeState>(const std::string&)>;
 
 struct DbusServiceOptions {
-  std::string mode = "auto";  // auto | system | session | ADDRESS (not "none")
-  ProcRoot proc_root;         // for Snapshot
-  RecordFn record;            // for Explain; without it Explain answers Failed
+  std::string mode = "auto";       // auto | system | session | ADDRESS (not "none")
+  ProcRoot proc_root;              // for Snapshot
+  RecordFn record;                 // for Explain; without it Explain answers Failed
   Diagnoser* diagnoser = nullptr;  // for Diagnose*; without it they answer Failed
   RateLimiterOptions rate_limits;
   std::size_t max_pending = 64;         // RunProbe requests waiting for a result, then Busy

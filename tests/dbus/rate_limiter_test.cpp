@@ -46,7 +46,7 @@ TEST(RateLimiter, ChargedRunsAreDebtThatLaterCallsWaitFor) {
   RateLimiter limiter({{3, 0.5}, {10, 2}, 16});
   auto t = Clock::now() + milliseconds(10);
   EXPECT_EQ(limiter.Acquire("a", t).count(), 0);  // DiagnoseBegin: a 2, global 9
-  limiter.Charge("a", 15, t);                      // its runs: a -13, global -6
+  limiter.Charge("a", 15, t);                     // its runs: a -13, global -6
   auto mine = limiter.Acquire("a", t);
   EXPECT_GE(mine.count(), 27999);  // (1 - -13) / 0.5 s
   auto others = limiter.Acquire("b", t);

@@ -24,7 +24,6 @@
 
 #include <atomic>
 #include <cerrno>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
