@@ -36,8 +36,10 @@ const std::vector<std::string>& KnownSuspectReasons() {
 }
 
 void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<MetricFamily>& out) {
-  const auto first_ran =
-      std::find_if(states.begin(), states.end(), [](const auto& state) { return state->ran(); });
+  // A recovery experiment may end before the probe's first scheduled run: its record counts.
+  const auto first_ran = std::find_if(states.begin(), states.end(), [](const auto& state) {
+    return state->ran() || state->diagnosis || state->experiment_runs > 0;
+  });
   if (first_ran == states.end()) return;
   const std::size_t baseline_runs = (*first_ran)->baseline_runs_needed;
   std::string last = kLastRun;

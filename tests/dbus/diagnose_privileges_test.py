@@ -166,7 +166,9 @@ try:
                     fail(f"member: {step} was not measured: {member['text']}")
             if member["figures"].get("runs") != 6:
                 fail(f"member: want 6 experiment runs, got {member['figures']}")
-            samples, _ = scrape(d)
+            # One scrape: the experiment may end before the probe's first scheduled run, and its
+            # record is exported all the same.
+            samples, _ = scrape(d, timeout=30)
             runs = prom.value(samples, "iodrift_probe_experiment_runs_total", probe="mem")
             if runs != 6:
                 fail(f"iodrift_probe_experiment_runs_total{{probe=mem}} {runs}, want 6")
@@ -241,7 +243,7 @@ try:
                     fail("compact_memory was written after the abort")
             # The probe's last experiment is still root's (a redefined probe keeps its state):
             # the aborted one, begun on the old definition, is not stored on the new one.
-            samples, _ = scrape(d)
+            samples, _ = scrape(d, timeout=30)
             stamp = prom.value(samples, "iodrift_probe_recovery_timestamp_seconds", probe="mem")
             if stamp is None or abs(stamp - root["figures"]["finish_time"]) > 1e-3:
                 fail(f"the aborted experiment's report landed on the changed probe: last "
