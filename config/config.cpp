@@ -683,9 +683,19 @@ class Loader {
     return counts;
   }
 
-  std::optional<Duration> ReadDuration(const Entry& entry) {
+  // `allow_zero`: "0" with or without a unit ("0s", "0m") reads as none (zero).
+  std::optional<Duration> ReadDuration(const Entry& entry, bool allow_zero = false) {
     auto text = ReadScalar(entry, "a duration like 30s");
     if (!text) return std::nullopt;
+    if (allow_zero && !text->empty() && (*text)[0] == '0') {
+      const std::string_view t = *text;
+      const auto end = t.find_first_not_of('0');
+      const std::string_view unit = end == std::string_view::npos ? "" : t.substr(end);
+      if (unit.empty() || unit == "ms" || unit == "s" || unit == "m" || unit == "h" ||
+          unit == "d") {
+        return Duration::zero();
+      }
+    }
     auto duration = ParseDurationDetailed(*text);
     if (!duration) {
       ReportValue(entry, duration.error() + ", got " + Shown(*text));
@@ -1074,9 +1084,17 @@ class Loader {
              d.max_memory_pressure = static_cast<std::uint32_t>(*v);
            }
          }},
+        {"max_io_pressure",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadCount(e, 0, 100)) d.max_io_pressure = static_cast<std::uint32_t>(*v);
+         }},
         {"timeout",
          [](Loader& l, const Entry& e, DiagnoseConfig& d) {
            if (auto v = l.ReadDuration(e)) d.timeout = *v;
+         }},
+        {"cooldown",
+         [](Loader& l, const Entry& e, DiagnoseConfig& d) {
+           if (auto v = l.ReadDuration(e, /*allow_zero=*/true)) d.cooldown = *v;
          }},
     };
     ForEachEntry<DiagnoseConfig>(section.value, section.path, kKeys, out);

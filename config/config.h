@@ -100,13 +100,15 @@ struct StatusOptions {
   bool operator==(const StatusOptions&) const = default;
 };
 
-// The opt-in recovery experiment (daemon/diagnose.h; `iodriftctl diagnose`, D-Bus Diagnose).
+// The opt-in recovery experiment (daemon/diagnose.h; `iodriftctl diagnose`, D-Bus Diagnose*).
 struct DiagnoseConfig {
-  bool enabled = false;                        // off: Diagnose answers that it is off
-  std::uint64_t warm_size = 1ULL << 30;        // cap on memory touched by warm_free_memory
-  std::uint64_t min_available = 512ULL << 20;  // refused while MemAvailable is below this
-  std::uint32_t max_memory_pressure = 10;      // refused while PSI memory some avg10 > (%)
-  Duration timeout = std::chrono::minutes(5);  // the whole experiment
+  bool enabled = false;                          // off: Diagnose answers that it is off
+  std::uint64_t warm_size = 1ULL << 30;          // cap on memory touched by warm_free_memory
+  std::uint64_t min_available = 512ULL << 20;    // refused while MemAvailable is below this
+  std::uint32_t max_memory_pressure = 10;        // refused while PSI memory some avg10 > (%)
+  std::uint32_t max_io_pressure = 20;            // refused while PSI io some avg10 > (%)
+  Duration timeout = std::chrono::minutes(5);    // the whole experiment
+  Duration cooldown = std::chrono::minutes(30);  // machine-wide, from one experiment's end
 
   bool operator==(const DiagnoseConfig&) const = default;
 };

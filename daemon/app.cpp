@@ -105,9 +105,11 @@ DiagnoseOptions MakeDiagnoseOptions(const config::Config& cfg) {
   DiagnoseOptions options;
   options.enabled = cfg.diagnose.enabled;
   options.warm_bytes = cfg.diagnose.warm_size;
-  options.min_available_bytes = cfg.diagnose.min_available;
-  options.max_memory_some_avg10 = cfg.diagnose.max_memory_pressure;
+  options.limits.min_available_bytes = cfg.diagnose.min_available;
+  options.limits.max_memory_some_avg10 = cfg.diagnose.max_memory_pressure;
+  options.limits.max_io_some_avg10 = cfg.diagnose.max_io_pressure;
   options.max_duration = std::chrono::duration_cast<std::chrono::seconds>(cfg.diagnose.timeout);
+  options.cooldown = std::chrono::duration_cast<std::chrono::seconds>(cfg.diagnose.cooldown);
   options.proc_root = ProcRoot(cfg.proc_root);
   return options;
 }
@@ -269,7 +271,7 @@ class Daemon {
       dbus_options.mode = cfg_.dbus;
       dbus_options.proc_root = ProcRoot(cfg_.proc_root);
       dbus_options.record = [this](const std::string& name) { return states_.Get(name); };
-      dbus_options.diagnose = [this](const std::string& name) { return diagnoser_->Start(name); };
+      dbus_options.diagnoser = diagnoser_.get();
       dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
                                        [this] { return Reload(); });
     }

@@ -1,34 +1,46 @@
-// Diagnoser: runs the opt-in recovery experiment (`iodriftctl diagnose NAME`, D-Bus Diagnose;
-// issue 15 item 3) — the I/O half of collectors/analysis/diagnose.h.
+// Diagnoser: the daemon's half of the recovery experiment (`iodriftctl diagnose NAME`; D-Bus
+// DiagnoseBegin / DiagnoseMeasure / DiagnoseEnd) — the I/O around collectors/analysis/diagnose.h.
 //
-// One experiment at a time, on a thread of its own: it measures the probe through the
-// scheduler (Scheduler::RunNow, so the run takes the probe's device lane like any other and a
-// scrape never waits for it), then walks the ladder drop_caches (writes 1 to
-// <vm_dir>/drop_caches), drop_slab (2), compact (1 to compact_memory), warm_free_memory (maps
-// min(warm_bytes, MemAvailable / 4) of anonymous memory, touches every page, unmaps it) and
-// re-measures after each, stopping at the first step that restores the figure to within 10 %
-// of the baseline. A `direct` probe on the same target (the twin) is measured after the probe
-// at every step. The report goes to ProbeStates (RecordDiagnosis) and to the caller's future.
+// Privilege stays with the caller. The daemon never writes /proc/sys/vm: an experiment is a
+// session driven by the caller. Begin admits it and names the first step ("control"); every
+// Measure call runs one repeat of the step it names (the probe, then its direct twin) and names
+// the next step; a root caller makes the root steps' intervention (drop_caches, drop_slab,
+// compact) itself right before each Measure of that step. The daemon makes only what it can do
+// as itself: warm_free_memory, run on the probe's lane immediately before the run
+// (Scheduler::RunExperiment's prelude), sized by WarmBytes from the run's size, MemAvailable
+// and the daemon's own cgroup (memory.max / memory.high minus memory.current, up every ancestor).
+// For a caller who is not root the root steps are recorded skipped ("needs root") and never
+// named.
 //
-// Safety: refused while PSI memory some avg10 > max_memory_some_avg10 or MemAvailable <
-// min_available_bytes; the whole experiment is bounded by max_duration (a step that would
-// start later is reported `skipped`); memory use is bounded by warm_bytes; nothing is ever
-// written to a target (only /proc/sys/vm/* and the daemon's own anonymous memory). Without the
-// right to write /proc/sys/vm/* (not root) those steps are reported `skipped` with the errno.
+// Limits, each refusal naming the limit: one experiment at a time, machine-wide (EBUSY); a
+// cooldown from the end of one experiment to the start of the next (diagnose.cooldown, EAGAIN);
+// `admit` (the D-Bus rate limiter) at Begin; the gates (MemAvailable, PSI memory and io, see
+// RefuseReason) re-read before naming every next step — so before the caller intervenes — and
+// again before every run; the whole experiment within diagnose.timeout; a session nobody calls
+// for idle_timeout (60 s) ends. Any of these mid-experiment, and a reload that removes or changes
+// the probe or its twin (its generation), aborts the experiment: nothing further is named or run,
+// and the report says why.
 //
-// Thread-safety: Start may be called from any thread; the Diagnoser must be destroyed before
-// the Scheduler and ProbeStates it was given (the destructor cancels and joins the experiment).
+// Record: runs go to ProbeStates::RecordExperimentRun only (never baselines, window, worst
+// ratio or history); the report to RecordDiagnosis (bound to the generation it began on).
+//
+// Thread-safety: every method may be called from any thread. The Diagnoser must be destroyed
+// before the Scheduler and ProbeStates it was given (the destructor cancels and joins).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "collectors/analysis/diagnose.h"
 #include "collectors/analysis/probe_states.h"
@@ -40,40 +52,94 @@ namespace iodrift::daemon {
 class Scheduler;
 
 struct DiagnoseOptions {
-  bool enabled = false;                              // config diagnose.enabled
-  std::uint64_t warm_bytes = 1ULL << 30;             // config diagnose.warm_size (cap)
-  std::uint64_t min_available_bytes = 512ULL << 20;  // refused below (config)
-  double max_memory_some_avg10 = 10.0;               // refused above, percent (config)
-  std::chrono::seconds max_duration{300};            // whole experiment (config diagnose.timeout)
-  std::filesystem::path vm_dir = "/proc/sys/vm";     // where drop_caches/compact_memory are
-  ProcRoot proc_root;                                // meminfo and pressure
+  bool enabled = false;                    // config diagnose.enabled
+  std::uint64_t warm_bytes = 1ULL << 30;   // config diagnose.warm_size (cap)
+  probes::DiagnoseLimits limits;           // min_available, max_memory_pressure, max_io_pressure
+  std::chrono::seconds max_duration{300};  // config diagnose.timeout
+  std::chrono::seconds cooldown{std::chrono::minutes(30)};  // config diagnose.cooldown
+  std::chrono::seconds idle_timeout{60};                    // a session nobody calls ends
+  ProcRoot proc_root;                                       // meminfo, pressure, self/cgroup
+  std::filesystem::path cgroup_root = "/sys/fs/cgroup";     // the cgroup v2 mount
+};
+
+// Who calls: the bus's unique name (a session belongs to it) and uid (0: the root steps).
+struct DiagnoseCaller {
+  std::string bus_name;
+  std::uint32_t uid = 0;
+};
+
+// What Begin and every Measure answer.
+struct DiagnoseReply {
+  std::string session;
+  std::string next;  // the step to measure next; "" when the experiment has ended
+  std::string text;  // progress line, or DiagnoseDetails of the report when it has ended
+  std::map<std::string, double> figures;  // DiagnoseFigures when it has ended
+  std::uint64_t runs = 0;                 // experiment runs this call made (rate limiter)
 };
 
 class Diagnoser {
  public:
   Diagnoser(DiagnoseOptions options, Scheduler& scheduler, probes::ProbeStates& states);
-  ~Diagnoser();  // cancels a running experiment and joins it
+  ~Diagnoser();  // cancels a running measurement and joins it
   Diagnoser(const Diagnoser&) = delete;
   Diagnoser& operator=(const Diagnoser&) = delete;
 
   void SetOptions(DiagnoseOptions options);  // reload; takes effect for the next experiment
 
-  // Starts an experiment on probe `name`. Errors: EPERM diagnose is off; ENOENT no such probe;
-  // EBUSY one is running; EAGAIN refused by the safety rules (the message says which);
-  // ENODATA no baseline yet.
-  Expected<std::shared_future<probes::DiagnoseReport>> Start(const std::string& name);
+  // Admits an experiment on probe `name` for `caller`. `admit` runs after the Diagnoser's own
+  // checks and before the session exists: a non-empty answer refuses (EAGAIN, that text).
+  // Errors: EPERM diagnose is off; ENOENT no such probe; EBUSY one is running; EAGAIN cooldown,
+  // a gate or `admit`; ENODATA no baseline yet.
+  Expected<DiagnoseReply> Begin(const std::string& name, const DiagnoseCaller& caller,
+                                const std::function<std::string()>& admit);
+
+  // One repeat of `step` (the `next` the last reply named) in `session`; `skipped` non-empty:
+  // the caller could not make a root step's intervention (the step is recorded skipped with
+  // that reason, nothing runs). The future resolves when the runs are done.
+  // Errors: ENOENT no such session (ended, expired); EPERM another caller's; EINVAL not the
+  // step named; EBUSY a measurement of this session is in flight.
+  Expected<std::shared_future<DiagnoseReply>> Measure(const std::string& session,
+                                                      const std::string& step,
+                                                      const std::string& skipped,
+                                                      const DiagnoseCaller& caller);
+
+  // Ends `session` (recorded as aborted "ended by the caller" when steps were left) and
+  // answers the report; for a session that has already ended, its report. Errors: ENOENT,
+  // EPERM as Measure; EBUSY while a measurement is in flight.
+  Expected<DiagnoseReply> End(const std::string& session, const DiagnoseCaller& caller);
+
+  struct Session;
 
  private:
-  probes::DiagnoseReport Run(const std::string& name, const std::string& twin,
-                             std::optional<double> baseline, const DiagnoseOptions& options);
+  // Under mu_: ends the open session if its deadline or idle time passed.
+  void ExpireLocked(std::chrono::steady_clock::time_point now);
+  // Under mu_: concludes, records and closes the open session.
+  void FinishLocked(const std::string& aborted);
+  // Under mu_: the reason the session cannot go on now ("" when it can): gates, deadline,
+  // generation of the probe and its twin.
+  std::string CheckLocked(const Session& s);
+  // Under mu_: marks root steps skipped for a non-root caller and names the next step (after
+  // CheckLocked; aborting on its answer). Fills `reply`.
+  void AdvanceLocked(DiagnoseReply& reply);
+  // The measuring thread's body: one repeat of `step` (probe then twin).
+  DiagnoseReply RunRepeat(const std::string& step);
 
   Scheduler& scheduler_;
   probes::ProbeStates& states_;
   std::mutex mu_;
   DiagnoseOptions options_;
-  bool running_ = false;
+  std::unique_ptr<Session> open_;  // the running experiment, if any
+  // Reports of the last kEndedKept ended sessions, oldest first (End and Measure still answer).
+  std::vector<std::pair<std::string, probes::DiagnoseReport>> ended_;
+  const probes::DiagnoseReport* EndedLocked(const std::string& session) const;
+  std::optional<std::chrono::steady_clock::time_point> last_end_;  // for the cooldown
   std::atomic<bool> cancel_{false};
   std::thread worker_;
 };
+
+// How much the daemon's cgroup still allows before memory.high / memory.max (the smallest over
+// its cgroup and every ancestor); nullopt when no limit applies or it cannot be read.
+std::optional<std::uint64_t> CgroupHeadroom(const ProcRoot& proc_root,
+                                            const std::filesystem::path& cgroup_root);
 
 }  // namespace iodrift::daemon

@@ -36,8 +36,10 @@ const std::vector<std::string>& KnownSuspectReasons() {
 }
 
 void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<MetricFamily>& out) {
-  const auto first_ran =
-      std::find_if(states.begin(), states.end(), [](const auto& state) { return state->ran(); });
+  // A recovery experiment may end before the probe's first scheduled run: its record counts.
+  const auto first_ran = std::find_if(states.begin(), states.end(), [](const auto& state) {
+    return state->ran() || state->diagnosis || state->experiment_runs > 0;
+  });
   if (first_ran == states.end()) return;
   const std::size_t baseline_runs = (*first_ran)->baseline_runs_needed;
   std::string last = kLastRun;
@@ -210,10 +212,21 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
                         MetricType::Gauge);
 
   auto recovery = MakeFamily("iodrift_probe_recovery_ratio",
-                             "Last recovery experiment (iodriftctl diagnose) on the probe: its "
-                             "figure after each step divided by the baseline (step=measure: "
-                             "before any intervention). Steps skipped or not reached are absent.",
+                             "Last recovery experiment (iodriftctl diagnose) on the probe: the "
+                             "median of each step's repeated figures divided by the baseline "
+                             "(step=control: the unchanged state). Steps skipped or not reached "
+                             "are absent.",
                              MetricType::Gauge);
+  auto recovery_spread = MakeFamily("iodrift_probe_recovery_spread_ratio",
+                                    "Last recovery experiment on the probe: highest minus lowest "
+                                    "of each step's repeated figures, divided by the baseline "
+                                    "(step=control: the noise a step must clear).",
+                                    MetricType::Gauge);
+  auto experiment_runs = MakeFamily("iodrift_probe_experiment_runs_total",
+                                    "Runs made by recovery experiments on the probe (as the probe "
+                                    "or as a direct twin); not in iodrift_probe_runs_total, the "
+                                    "baseline, the worst ratio or the history.",
+                                    MetricType::Counter);
   auto recovery_time = MakeFamily("iodrift_probe_recovery_timestamp_seconds",
                                   "End of the last recovery experiment on the probe, seconds "
                                   "since the epoch.",
@@ -228,7 +241,14 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       AddSample(recovery_time, s.diagnosis->finish_time_seconds, probe_label);
       for (const auto& step : s.diagnosis->steps) {
         if (step.ratio) AddSample(recovery, *step.ratio, With(probe_label, "step", step.step));
+        if (step.spread && s.diagnosis->baseline && *s.diagnosis->baseline > 0) {
+          AddSample(recovery_spread, *step.spread / *s.diagnosis->baseline,
+                    With(probe_label, "step", step.step));
+        }
       }
+    }
+    if (s.experiment_runs > 0) {
+      AddSample(experiment_runs, static_cast<double>(s.experiment_runs), {{"probe", s.spec.name}});
     }
     if (!s.ran()) continue;
     const auto& r = s.last;
@@ -367,13 +387,15 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
     }
   }
-  for (auto* family :
-       {&success,         &supported,    &duration,    &last_run,   &interval,     &runs,
-        &read_total,      &bytes,        &throughput,  &baseline,   &baseline_ops, &ratio,
-        &worst,           &worst_uptime, &correlation, &ops,        &latency,      &latency_last,
-        &latency_samples, &cpu,          &time_parts,  &context,    &suspect,      &info,
-        &readers_bps,     &readers_ops,  &reader_bps,  &reader_ops, &efficiency,   &member_figure,
-        &member_ops,      &member_ratio, &tax,         &recovery,   &recovery_time}) {
+  for (
+      auto* family :
+      {&success,         &supported,    &duration,    &last_run,   &interval,      &runs,
+       &read_total,      &bytes,        &throughput,  &baseline,   &baseline_ops,  &ratio,
+       &worst,           &worst_uptime, &correlation, &ops,        &latency,       &latency_last,
+       &latency_samples, &cpu,          &time_parts,  &context,    &suspect,       &info,
+       &readers_bps,     &readers_ops,  &reader_bps,  &reader_ops, &efficiency,    &member_figure,
+       &member_ops,      &member_ratio, &tax,         &recovery,   &recovery_time, &recovery_spread,
+       &experiment_runs}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

@@ -32,6 +32,8 @@ struct Job {
   bool abandoned = false;             // timed out or stopped: a late result is dropped
   bool delivered = false;             // the promise is set
   std::optional<ProbeResult> result;  // set by the worker when it finished in time
+  bool experiment = false;            // RunExperiment: to its future only, never to listeners
+  ExperimentPrelude prelude;          // RunExperiment: run on the lane just before the probe
   std::promise<ProbeResult> promise;
   std::shared_future<ProbeResult> future = promise.get_future().share();
 };
@@ -56,6 +58,7 @@ struct Entry {
   std::optional<Clock::time_point> next_due;  // unset until the dispatcher schedules it
   std::shared_ptr<Job> running;               // started, not yet delivered
   std::shared_ptr<Job> requested;             // RunNow waiting for its lane
+  std::shared_ptr<Job> experiment;            // RunExperiment waiting for its lane
 };
 
 ProbeResult BareResult(const probes::ProbeSpec& spec, Outcome outcome, std::string error) {
@@ -110,7 +113,13 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     lock.unlock();
     ProbeResult result;
     try {
-      result = run(job->spec, job->env);  // may block in the kernel for ever
+      std::string refused;
+      if (job->prelude) refused = job->prelude();  // on this lane, right before the run
+      if (refused.empty()) {
+        result = run(job->spec, job->env);  // may block in the kernel for ever
+      } else {
+        result = BareResult(job->spec, Outcome::kSkipped, refused);
+      }
     } catch (const std::exception& e) {
       result = BareResult(job->spec, Outcome::kError, std::string("probe failed: ") + e.what());
     } catch (...) {
@@ -201,13 +210,23 @@ void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
       }
       order.push_back(name);
     }
-    // RunNow requests of removed probes resolve as skipped at the next dispatch.
+    // RunNow requests of removed probes resolve as skipped at the next dispatch, and so do
+    // experiment runs of removed or changed ones (an experiment is bound to one generation).
     for (auto& [name, entry] : core_->entries) {
       if (!next.count(name) && entry.requested) {
         entry.requested->abandoned = true;
         core_->completed.push_back(entry.requested);
         entry.requested->result =
             BareResult(entry.spec, Outcome::kSkipped, "probe removed by a reload");
+      }
+      const auto kept = next.find(name);
+      if (entry.experiment && (kept == next.end() || kept->second.generation != entry.generation)) {
+        entry.experiment->abandoned = true;
+        core_->completed.push_back(entry.experiment);
+        entry.experiment->result = BareResult(
+            entry.spec, Outcome::kSkipped,
+            kept == next.end() ? "probe removed by a reload" : "probe changed by a reload");
+        entry.experiment = nullptr;
       }
     }
     core_->entries = std::move(next);
@@ -241,13 +260,36 @@ Expected<std::shared_future<ProbeResult>> Scheduler::RunNow(const std::string& n
   if (it == core_->entries.end()) return Fail(ENOENT, "unknown probe " + name);
   if (!core_->started || core_->stopping) return Fail(ESHUTDOWN, "scheduler is not running");
   Entry& e = it->second;
-  if (e.running) return e.running->future;
+  if (e.running && !e.running->experiment) return e.running->future;
   if (e.requested) return e.requested->future;
   auto job = std::make_shared<Job>();
   job->spec = e.spec;
   job->device = e.device;
   job->generation = e.generation;
   e.requested = job;
+  core_->cv.notify_all();
+  return job->future;
+}
+
+Expected<std::shared_future<ProbeResult>> Scheduler::RunExperiment(const std::string& name,
+                                                                   std::uint64_t generation,
+                                                                   ExperimentPrelude prelude) {
+  std::lock_guard<std::mutex> lock(core_->mu);
+  auto it = core_->entries.find(name);
+  if (it == core_->entries.end()) return Fail(ENOENT, "probe " + name + " was removed");
+  if (!core_->started || core_->stopping) return Fail(ESHUTDOWN, "scheduler is not running");
+  Entry& e = it->second;
+  if (e.generation != generation) {
+    return Fail(ESTALE, "probe " + name + " was changed by a reload");
+  }
+  if (e.experiment) return Fail(EBUSY, "an experiment run of " + name + " is already waiting");
+  auto job = std::make_shared<Job>();
+  job->spec = e.spec;
+  job->device = e.device;
+  job->generation = e.generation;
+  job->experiment = true;
+  job->prelude = std::move(prelude);
+  e.experiment = job;
   core_->cv.notify_all();
   return job->future;
 }
@@ -262,7 +304,8 @@ void Scheduler::DispatchLoop() {
 
     auto deliver = [&](std::shared_ptr<Job> job, ProbeResult result) {  // by value: see below
       auto it = core->entries.find(job->spec.name);
-      const bool current = it != core->entries.end() && it->second.generation == job->generation;
+      const bool current =
+          it != core->entries.end() && it->second.generation == job->generation && !job->experiment;
       if (it != core->entries.end() && it->second.running == job) it->second.running = nullptr;
       // `job` is a copy, so resetting entry.running above cannot null it.
       result.generation = job->generation;
@@ -299,7 +342,7 @@ void Scheduler::DispatchLoop() {
         e.next_due = now + core->options.first_run_delay + core->options.stagger * first_runs++;
       }
       if (e.running) continue;
-      if (e.requested) {
+      if (e.requested || e.experiment) {
         due.emplace_back(Clock::time_point::min(), name);
       } else if (core->options.periodic && e.next_due && *e.next_due <= now) {
         due.emplace_back(*e.next_due, name);
@@ -309,16 +352,20 @@ void Scheduler::DispatchLoop() {
     for (const auto& [when, name] : due) {
       Entry& e = core->entries.at(name);
       auto lane_it = core->lanes.find(e.device);
-      const bool requested = e.requested != nullptr;
+      // A RunNow request first, then an experiment run, else the periodic run.
+      std::shared_ptr<Job>* slot = e.requested    ? &e.requested
+                                   : e.experiment ? &e.experiment
+                                                  : nullptr;
+      const bool requested = slot != nullptr;
       if (lane_it != core->lanes.end() && lane_it->second->Stuck()) {
         // Never pile another thread onto a device whose last call is still in the kernel.
-        std::shared_ptr<Job> job = requested ? e.requested : std::make_shared<Job>();
+        std::shared_ptr<Job> job = requested ? *slot : std::make_shared<Job>();
         if (!requested) {
           job->spec = e.spec;
           job->device = e.device;
           job->generation = e.generation;
         }
-        e.requested = nullptr;
+        if (slot) *slot = nullptr;
         deliver(job, BareResult(e.spec, Outcome::kSkipped,
                                 "not run: a previous probe on " + e.device +
                                     " is still blocked in the kernel"));
@@ -336,10 +383,10 @@ void Scheduler::DispatchLoop() {
         try {
           lane->thread = std::thread(WorkerLoop, core, lane);
         } catch (const std::system_error& err) {
-          std::shared_ptr<Job> job = requested ? e.requested : std::make_shared<Job>();
+          std::shared_ptr<Job> job = requested ? *slot : std::make_shared<Job>();
           job->spec = e.spec;
           job->generation = e.generation;
-          e.requested = nullptr;
+          if (slot) *slot = nullptr;
           deliver(job, BareResult(e.spec, Outcome::kError,
                                   std::string("cannot start a probe thread: ") + err.what()));
           if (core->options.periodic) {
@@ -351,8 +398,8 @@ void Scheduler::DispatchLoop() {
       } else {
         lane = lane_it->second;
       }
-      std::shared_ptr<Job> job = requested ? e.requested : std::make_shared<Job>();
-      e.requested = nullptr;
+      std::shared_ptr<Job> job = requested ? *slot : std::make_shared<Job>();
+      if (slot) *slot = nullptr;
       job->spec = e.spec;
       job->device = e.device;
       job->generation = e.generation;
@@ -454,7 +501,7 @@ void Scheduler::Stop() {
   }
   core->completed.clear();
   for (auto& [name, e] : core->entries) {
-    for (const auto& job : {e.running, e.requested}) {
+    for (const auto& job : {e.running, e.requested, e.experiment}) {
       if (job && !job->delivered) {
         job->abandoned = true;
         resolve.emplace_back(job, BareResult(job->spec, Outcome::kSkipped, "scheduler stopped"));
@@ -462,6 +509,7 @@ void Scheduler::Stop() {
     }
     e.running = nullptr;
     e.requested = nullptr;
+    e.experiment = nullptr;
   }
   for (auto& [job, result] : resolve) {
     if (job->delivered) continue;

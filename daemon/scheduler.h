@@ -19,6 +19,9 @@
 // Stop() never waits for a stuck lane: after `shutdown_grace` it detaches the worker (the thread
 // owns only shared state, not the Scheduler), so shutdown returns within a few seconds.
 //
+// Experiments. RunExperiment(name, generation, prelude) is a run for the recovery experiment
+// (see the method); it takes the lane like any run and reaches no listener.
+//
 // On demand. RunNow(name) starts a run now (still one per device) and returns a future; if that
 // probe is already running or requested, it returns the same future, so callers join the running
 // result instead of starting another.
@@ -55,6 +58,8 @@ namespace iodrift::daemon {
 using ProbeFn =
     std::function<probes::ProbeResult(const probes::ProbeSpec&, const probes::ProbeEnv&)>;
 using ProbeListener = std::function<void(const probes::ProbeResult&)>;
+// Run on the probe's lane just before an experiment run: "" to go on, else why the run is skipped.
+using ExperimentPrelude = std::function<std::string()>;
 
 struct SchedulerOptions {
   bool periodic = true;            // false: runs only on RunNow (e.g. `iodriftd --once`)
@@ -101,6 +106,17 @@ class Scheduler {
   // (timeout/skipped included). Joins a run of that probe already in flight or requested.
   // Errors: ENOENT unknown probe; ESHUTDOWN when the scheduler is not running.
   Expected<std::shared_future<probes::ProbeResult>> RunNow(const std::string& name);
+
+  // An experiment run (daemon/diagnose.h): like RunNow, but a run of its own (never joins one in
+  // flight, and RunNow never joins it), started only while the probe still has `generation`,
+  // with `prelude` (may be empty) run on the lane right before the probe, and its result goes to
+  // the future only — never to the listeners (baselines, drift window, history, metrics). A
+  // reload that removes or changes the probe before it starts resolves it as `skipped`.
+  // Errors: ENOENT unknown probe; ESTALE another generation; EBUSY one is already waiting;
+  // ESHUTDOWN not running.
+  Expected<std::shared_future<probes::ProbeResult>> RunExperiment(const std::string& name,
+                                                                  std::uint64_t generation,
+                                                                  ExperimentPrelude prelude);
 
   // The current probe set, in Apply order.
   std::vector<probes::ProbeSpec> Probes() const;

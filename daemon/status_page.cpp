@@ -474,9 +474,15 @@ std::string RenderStatusPage(const StatusPageInput& in) {
              HtmlEscape(probes::ExplainProbe(rec, rec.window, probes::FindTwin(states, rec))) +
              "</pre>";
     }
-    if (rec.diagnosis) {
+    if (rec.diagnosis || rec.experiment_runs > 0) {
+      // The recovery experiment's own record: its runs are in no chart or figure above.
       out += "<h3>last diagnose</h3><pre class=\"diagnose\">" +
-             HtmlEscape(probes::DiagnoseDetails(*rec.diagnosis)) + "</pre>";
+             HtmlEscape((rec.diagnosis ? probes::DiagnoseDetails(*rec.diagnosis)
+                                       : std::string("no experiment finished yet\n")) +
+                        "experiment runs since the daemon started: " +
+                        std::to_string(rec.experiment_runs) +
+                        " (kept out of the baseline, history and worst ratio)\n") +
+             "</pre>";
     }
     out += "</section>";
   }

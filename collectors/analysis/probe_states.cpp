@@ -254,12 +254,23 @@ bool ProbeStates::Record(const ProbeResult& result) {
   return true;
 }
 
-void ProbeStates::RecordDiagnosis(const std::string& name, DiagnoseReport report) {
+void ProbeStates::RecordDiagnosis(const std::string& name, std::uint64_t generation,
+                                  DiagnoseReport report) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(name);
-  if (it == slots_.end()) return;
+  if (it == slots_.end() || it->second.generation != generation) return;
   auto next = std::make_shared<ProbeState>(*it->second.state);
   next->diagnosis = std::make_shared<const DiagnoseReport>(std::move(report));
+  it->second.state = std::move(next);
+  PublishLocked();
+}
+
+void ProbeStates::RecordExperimentRun(const std::string& name, std::uint64_t generation) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = slots_.find(name);
+  if (it == slots_.end() || it->second.generation != generation) return;
+  auto next = std::make_shared<ProbeState>(*it->second.state);
+  ++next->experiment_runs;
   it->second.state = std::move(next);
   PublishLocked();
 }

@@ -15,6 +15,9 @@
 //   Record(result) one scheduler listener feeds every finished run. A result whose generation
 //                  is not the probe's current one (its probe was removed or redefined while it
 //                  ran) is dropped, never recorded: a removed probe cannot come back.
+//   RecordExperimentRun / RecordDiagnosis  the recovery experiment's own record (diagnose.h):
+//                  its runs are counted apart and never reach the baseline, the drift window,
+//                  the worst ratio or the history; both are dropped for another generation.
 //   Snapshot()     what every reader (exporter, status page, /api/v1/probes, D-Bus, systemd
 //                  status) works from: an immutable list of immutable ProbeStates, swapped
 //                  whole after each change. A reader copies one shared_ptr, never a drift window.
@@ -80,6 +83,9 @@ struct ProbeState {
   HistoryRing history;             // the last runs of every outcome (empty when history is off)
   // The last recovery experiment (daemon/diagnose.h) on this probe; null when none ran.
   std::shared_ptr<const DiagnoseReport> diagnosis;
+  // Runs made by recovery experiments on this probe (as the probe or as a direct twin). They are
+  // counted here only: never in `runs`, the baseline, the window, the worst ratio or history.
+  std::uint64_t experiment_runs = 0;
 
   bool ran() const;
   // The baseline in bytes/s for throughput kinds (cached, buffered, direct, memory), else
@@ -119,8 +125,12 @@ class ProbeStates {
   // Records one finished run (see the top of this file). Returns false when it was dropped.
   bool Record(const ProbeResult& result);
 
-  // Stores the last recovery experiment of probe `name` (ignored when it is not in the set).
-  void RecordDiagnosis(const std::string& name, DiagnoseReport report);
+  // Stores the last recovery experiment of probe `name`, begun on `generation` (ignored when
+  // the probe is not in the set or has another generation now: a reload replaced it).
+  void RecordDiagnosis(const std::string& name, std::uint64_t generation, DiagnoseReport report);
+  // Counts one run made by a recovery experiment (see ProbeState::experiment_runs); the result
+  // itself goes nowhere. Same generation rule.
+  void RecordExperimentRun(const std::string& name, std::uint64_t generation);
 
   // The current set (see the top of this file).
   std::shared_ptr<const ProbeSnapshot> Snapshot() const;

@@ -53,4 +53,17 @@ std::chrono::milliseconds RateLimiter::Acquire(const std::string& caller, Clock:
   return std::chrono::milliseconds(0);
 }
 
+void RateLimiter::Charge(const std::string& caller, double runs, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  auto it = callers_.find(caller);
+  if (it == callers_.end()) {
+    if (callers_.size() >= options_.max_callers) Prune(now);
+    it = callers_.emplace(caller, Bucket{options_.per_caller.burst, now}).first;
+  }
+  Refill(it->second, options_.per_caller, now);
+  Refill(global_, options_.global, now);
+  it->second.tokens -= runs;
+  global_.tokens -= runs;
+}
+
 }  // namespace iodrift::daemon::dbus

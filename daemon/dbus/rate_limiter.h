@@ -40,6 +40,11 @@ class RateLimiter {
   std::chrono::milliseconds Acquire(const std::string& caller,
                                     Clock::time_point now = Clock::now());
 
+  // Counts `runs` made on behalf of `caller` without refusing them (a recovery experiment's
+  // runs, admitted once by Acquire): takes them from its bucket and the global one, which may go
+  // below zero, so later calls wait until the debt has refilled.
+  void Charge(const std::string& caller, double runs, Clock::time_point now = Clock::now());
+
  private:
   struct Bucket {
     double tokens = 0;

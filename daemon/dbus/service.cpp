@@ -19,6 +19,7 @@
 #include "collectors/proc/boot.h"
 #include "collectors/proc/meminfo.h"
 #include "daemon/dbus/result_dict.h"
+#include "daemon/diagnose.h"
 #include "daemon/scheduler.h"
 #include "iodrift_version.h"
 #include "monitor1_adaptor.h"  // generated from org.iodrift.Monitor1.xml
@@ -170,8 +171,9 @@ struct PendingRun {
 };
 
 struct PendingDiagnose {
-  std::shared_future<probes::DiagnoseReport> future;
-  sdbus::Result<std::string, std::map<std::string, double>> reply;
+  std::shared_future<DiagnoseReply> future;
+  sdbus::Result<std::string, std::string, std::map<std::string, double>> reply;
+  std::string sender;  // charged for the runs
 };
 
 struct DbusService::Impl {
@@ -184,13 +186,20 @@ struct DbusService::Impl {
   // Bus-thread handlers (called by Monitor).
   std::vector<sdbus::Struct<std::string, std::string, std::string>> ListProbes();
   void RunProbe(sdbus::Result<Dict>&& reply, const std::string& name, const std::string& sender);
-  void Diagnose(sdbus::Result<std::string, std::map<std::string, double>>&& reply,
-                const std::string& name);
+  std::tuple<std::string, std::string, std::string> DiagnoseBegin(const std::string& name,
+                                                                  const DiagnoseCaller& caller);
+  void DiagnoseMeasure(
+      sdbus::Result<std::string, std::string, std::map<std::string, double>>&& reply,
+      const std::string& session, const std::string& step, const std::string& skipped,
+      const DiagnoseCaller& caller);
+  std::tuple<std::string, std::map<std::string, double>> DiagnoseEnd(const std::string& session,
+                                                                     const DiagnoseCaller& caller);
   std::map<std::string, std::uint64_t> Snapshot();
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
   std::vector<std::string> Reload();
-  // Throws AccessDenied unless `sender` may call `method` (see DbusServiceOptions::admin_group).
-  void Authorize(const std::string& sender, const char* method);
+  // Throws AccessDenied unless `sender` may call `method` (see DbusServiceOptions::admin_group);
+  // returns the caller's uid.
+  std::uint32_t Authorize(const std::string& sender, const char* method);
 
   // Scheduler listener (dispatcher thread).
   void OnResult(const probes::ProbeResult& result);
@@ -264,16 +273,35 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
     }
     impl_.RunProbe(std::move(reply), name, sender);
   }
-  void Diagnose(sdbus::Result<std::string, std::map<std::string, double>>&& reply,
-                std::string name) override {
-    const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
+  std::tuple<std::string, std::string, std::string> DiagnoseBegin(
+      const std::string& name) override {
+    const DiagnoseCaller caller = Caller("DiagnoseBegin");
+    return impl_.DiagnoseBegin(name, caller);
+  }
+  void DiagnoseMeasure(
+      sdbus::Result<std::string, std::string, std::map<std::string, double>>&& reply,
+      std::string session, std::string step, std::string skipped) override {
+    DiagnoseCaller caller;
     try {
-      impl_.Authorize(message ? message->getSender() : std::string(), "Diagnose");
+      caller = Caller("DiagnoseMeasure");
     } catch (const sdbus::Error& e) {
       reply.returnError(e);
       return;
     }
-    impl_.Diagnose(std::move(reply), name);
+    impl_.DiagnoseMeasure(std::move(reply), session, step, skipped, caller);
+  }
+  std::tuple<std::string, std::map<std::string, double>> DiagnoseEnd(
+      const std::string& session) override {
+    const DiagnoseCaller caller = Caller("DiagnoseEnd");
+    return impl_.DiagnoseEnd(session, caller);
+  }
+  // The sender of the message being processed, authorized for `method` (throws AccessDenied).
+  DiagnoseCaller Caller(const char* method) {
+    const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
+    DiagnoseCaller caller;
+    caller.bus_name = message ? message->getSender() : std::string();
+    caller.uid = impl_.Authorize(caller.bus_name, method);
+    return caller;
   }
   std::map<std::string, std::uint64_t> Snapshot() override { return impl_.Snapshot(); }
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name) override {
@@ -332,32 +360,70 @@ void DbusService::Impl::RunProbe(sdbus::Result<Dict>&& reply, const std::string&
   pending_cv.notify_one();
 }
 
-void DbusService::Impl::Diagnose(sdbus::Result<std::string, std::map<std::string, double>>&& reply,
-                                 const std::string& name) {
+namespace {
+
+// A Diagnoser error as a D-Bus error: ENOENT UnknownProbe (Begin) or Failed, EBUSY Busy, EAGAIN
+// RateLimited (cooldown, pressure, the rate limiter), anything else Failed.
+sdbus::Error DiagnoseError(const Error& error, bool begin) {
+  const char* name = error.code == ENOENT && begin ? kErrorUnknownProbe
+                     : error.code == EBUSY         ? kErrorBusy
+                     : error.code == EAGAIN        ? kErrorRateLimited
+                                                   : kErrorFailed;
+  return sdbus::Error(name, error.message);
+}
+
+}  // namespace
+
+std::tuple<std::string, std::string, std::string> DbusService::Impl::DiagnoseBegin(
+    const std::string& name, const DiagnoseCaller& caller) {
   bool known = false;
   for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
   if (!known) {
-    reply.returnError(sdbus::Error(
-        kErrorUnknownProbe, "no probe named " + Quoted(name) + "; ListProbes shows the names"));
+    throw sdbus::Error(kErrorUnknownProbe,
+                       "no probe named " + Quoted(name) + "; ListProbes shows the names");
+  }
+  if (!options.diagnoser) throw sdbus::Error(kErrorFailed, "diagnose is not available");
+  auto admit = [&]() -> std::string {
+    const auto wait = limiter.Acquire(caller.bus_name);
+    if (wait.count() == 0) return "";
+    return "refused: rate limited (the RunProbe limiter, which counts experiment runs too); "
+           "retry in " +
+           std::to_string(wait.count()) + " ms";
+  };
+  auto begun = options.diagnoser->Begin(name, caller, admit);
+  if (!begun) {
+    spdlog::debug("dbus: diagnose refused sender={} probe={}: {}", caller.bus_name, name,
+                  begun.error().message);
+    throw DiagnoseError(begun.error(), true);
+  }
+  spdlog::info("dbus: diagnose begin probe={} sender={} uid={}", name, caller.bus_name, caller.uid);
+  return {begun->session, begun->next, begun->text};
+}
+
+void DbusService::Impl::DiagnoseMeasure(
+    sdbus::Result<std::string, std::string, std::map<std::string, double>>&& reply,
+    const std::string& session, const std::string& step, const std::string& skipped,
+    const DiagnoseCaller& caller) {
+  if (!options.diagnoser) {
+    reply.returnError(sdbus::Error(kErrorFailed, "diagnose is not available"));
     return;
   }
-  if (!options.diagnose) {
-    reply.returnError(sdbus::Error(kErrorFailed, "diagnose is not available in this daemon"));
-    return;
-  }
-  auto future = options.diagnose(name);
+  auto future = options.diagnoser->Measure(session, step, skipped, caller);
   if (!future) {
-    const int code = future.error().code;
-    const char* error = code == ENOENT  ? kErrorUnknownProbe
-                        : code == EBUSY ? kErrorBusy
-                                        : kErrorFailed;
-    reply.returnError(sdbus::Error(error, future.error().message));
+    reply.returnError(DiagnoseError(future.error(), false));
     return;
   }
-  spdlog::info("dbus: diagnose probe={}", name);
   std::lock_guard lock(pending_mu);
-  pending_diagnose.push_back(PendingDiagnose{*future, std::move(reply)});
+  pending_diagnose.push_back(PendingDiagnose{*future, std::move(reply), caller.bus_name});
   pending_cv.notify_one();
+}
+
+std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::DiagnoseEnd(
+    const std::string& session, const DiagnoseCaller& caller) {
+  if (!options.diagnoser) throw sdbus::Error(kErrorFailed, "diagnose is not available");
+  auto ended = options.diagnoser->End(session, caller);
+  if (!ended) throw DiagnoseError(ended.error(), false);
+  return {ended->text, ended->figures};
 }
 
 std::map<std::string, std::uint64_t> DbusService::Impl::Snapshot() {
@@ -404,7 +470,7 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
           probes::ExplainFigures(*record, record->window)};
 }
 
-void DbusService::Impl::Authorize(const std::string& sender, const char* method) {
+std::uint32_t DbusService::Impl::Authorize(const std::string& sender, const char* method) {
   std::uint32_t uid = 0;
   std::vector<std::uint32_t> gids;
   bool known = false;
@@ -421,7 +487,7 @@ void DbusService::Impl::Authorize(const std::string& sender, const char* method)
   } catch (const sdbus::Error& e) {
     spdlog::debug("dbus: credentials of {}: {}", sender, e.getMessage());
   }
-  if (known && Privileged(uid, gids, options.admin_group)) return;
+  if (known && Privileged(uid, gids, options.admin_group)) return uid;
   // debug: any local user can call, the journal must not be theirs to fill.
   spdlog::debug("dbus: {} denied sender={} uid={}", method, sender,
                 known ? std::to_string(uid) : std::string("unknown"));
@@ -484,8 +550,9 @@ void DbusService::Impl::CompleteReady() {
   }
   for (auto& run : ready_diagnose) {
     try {
-      const auto& report = run.future.get();
-      run.reply.returnResults(probes::DiagnoseDetails(report), probes::DiagnoseFigures(report));
+      const DiagnoseReply& answer = run.future.get();
+      if (answer.runs > 0) limiter.Charge(run.sender, static_cast<double>(answer.runs));
+      run.reply.returnResults(answer.next, answer.text, answer.figures);
     } catch (const std::exception& e) {
       spdlog::debug("dbus: diagnose reply failed: {}", e.what());
     }

@@ -18,10 +18,13 @@
 // logs it and retries with back-off (1 s doubling to 60 s) in its own thread, an ADDRESS without
 // its `guid=` (a restarted bus has a new one); metrics and probes never depend on the bus.
 //
-// Diagnose (asynchronous like RunProbe, answered by the completer thread) starts the recovery
-// experiment through DbusServiceOptions::diagnose.
+// DiagnoseBegin / DiagnoseMeasure / DiagnoseEnd drive a recovery-experiment session of the
+// Diagnoser (daemon/diagnose.h) for the calling connection; DiagnoseMeasure is asynchronous like
+// RunProbe (answered by the completer thread). DiagnoseBegin takes a RunProbe rate-limiter token
+// after the Diagnoser's own checks (so a refusal during the cooldown names the cooldown), and
+// every experiment run is charged to the caller's and the global bucket (RateLimiter::Charge).
 //
-// Access: ListProbes, Snapshot, Explain and Version are open to every caller; RunProbe, Diagnose
+// Access: ListProbes, Snapshot, Explain and Version are open to every caller; RunProbe, Diagnose*
 // and Reload are answered AccessDenied unless the caller (uid and groups from the bus's
 // GetConnectionCredentials) is root, the daemon's own user, or a member of `admin_group`. The
 // check is the daemon's own, on top of the system-bus policy, so a session bus or a bus address
@@ -46,7 +49,8 @@
 
 namespace iodrift::daemon {
 class Scheduler;
-}
+class Diagnoser;
+}  // namespace iodrift::daemon
 
 namespace iodrift::daemon::dbus {
 
@@ -54,15 +58,12 @@ namespace iodrift::daemon::dbus {
 using ReloadFn = std::function<std::vector<std::string>()>;
 // The state of probe `name` (ProbeStates::Get); null when no such probe is configured. Bus thread.
 using RecordFn = std::function<std::shared_ptr<const probes::ProbeState>(const std::string&)>;
-// Starts a recovery experiment (daemon/diagnose.h Diagnoser::Start). Bus thread.
-using DiagnoseFn =
-    std::function<Expected<std::shared_future<probes::DiagnoseReport>>(const std::string&)>;
 
 struct DbusServiceOptions {
-  std::string mode = "auto";  // auto | system | session | ADDRESS (not "none")
-  ProcRoot proc_root;         // for Snapshot
-  RecordFn record;            // for Explain; without it Explain answers Failed
-  DiagnoseFn diagnose;        // for Diagnose; without it Diagnose answers Failed
+  std::string mode = "auto";       // auto | system | session | ADDRESS (not "none")
+  ProcRoot proc_root;              // for Snapshot
+  RecordFn record;                 // for Explain; without it Explain answers Failed
+  Diagnoser* diagnoser = nullptr;  // for Diagnose*; without it they answer Failed
   RateLimiterOptions rate_limits;
   std::size_t max_pending = 64;         // RunProbe requests waiting for a result, then Busy
   std::string admin_group = "iodrift";  // members may RunProbe and Reload (besides root)

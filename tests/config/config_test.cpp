@@ -185,12 +185,22 @@ TEST(LoadFromString, DiagnoseSection) {
   EXPECT_FALSE(LoadOk("").diagnose.enabled);  // off unless asked for
   Config config = LoadOk(
       "diagnose:\n  enabled: true\n  warm_size: 256MiB\n  min_available: 1GiB\n"
-      "  max_memory_pressure: 5\n  timeout: 90s\n");
+      "  max_memory_pressure: 5\n  timeout: 90s\n  cooldown: 15m\n  max_io_pressure: 30\n");
   EXPECT_TRUE(config.diagnose.enabled);
   EXPECT_EQ(config.diagnose.warm_size, 256ULL << 20);
   EXPECT_EQ(config.diagnose.min_available, 1ULL << 30);
   EXPECT_EQ(config.diagnose.max_memory_pressure, 5u);
   EXPECT_EQ(config.diagnose.timeout, std::chrono::seconds(90));
+  EXPECT_EQ(config.diagnose.cooldown, std::chrono::minutes(15));
+  EXPECT_EQ(config.diagnose.max_io_pressure, 30u);
+  EXPECT_EQ(LoadOk("").diagnose.cooldown, std::chrono::minutes(30));
+  EXPECT_EQ(LoadOk("diagnose:\n  cooldown: 0s\n").diagnose.cooldown, Duration::zero());
+  EXPECT_EQ(LoadOk("diagnose:\n  cooldown: 0\n").diagnose.cooldown, Duration::zero());
+  EXPECT_EQ(OnlyProblem("diagnose:\n  cooldown: 0x\n").ToString(),
+            "bad.yaml:2:13: diagnose.cooldown: expected a duration like 500ms, 30s, 10m, 1h or "
+            "1m30s, got `0x`");
+  EXPECT_EQ(OnlyProblem("diagnose:\n  timeout: 0s\n").ToString(),
+            "bad.yaml:2:12: diagnose.timeout: must be greater than zero, got `0s`");
   EXPECT_EQ(OnlyProblem("diagnose:\n  max_memory_pressure: 150\n").ToString(),
             "bad.yaml:2:24: diagnose.max_memory_pressure: must be an integer from 0 to 100, got "
             "`150`");

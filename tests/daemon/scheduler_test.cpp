@@ -319,6 +319,72 @@ TEST(Scheduler, RunNowJoinsTheRunInFlight) {
   EXPECT_EQ(rec->calls["slow"], 1);
 }
 
+// The recovery experiment's runs (issue: experiment runs are not ordinary runs): a run of its
+// own after the prelude, never to the listeners (baseline, history), bound to a generation, and
+// resolved `skipped` when a reload changes the probe before it starts.
+TEST(Scheduler, ExperimentRunsReachNoListenerAndAreBoundToTheGeneration) {
+  auto rec = std::make_shared<Recorder>();
+  auto gate = std::make_shared<Gate>();
+  probes::ProbeStates store;
+  auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"slow"}));
+  options.periodic = false;
+  Scheduler s({}, options);
+  Feed(s, store);
+  std::atomic<int> heard{0};
+  s.AddListener([&heard](const ProbeResult&) { ++heard; });
+  auto defined = store.Define({Spec("p", "a", 1h), Spec("slow", "a", 1h)});
+  s.Apply(defined);
+  s.Start();
+  const std::uint64_t gen = store.Get("p")->generation;
+
+  std::atomic<bool> prelude_ran{false};
+  auto run = s.RunExperiment("p", gen, [&] {
+    std::lock_guard<std::mutex> lock(rec->mu);
+    prelude_ran = rec->calls["p"] == 0;  // before the run itself
+    return std::string();
+  });
+  ASSERT_TRUE(run);
+  ASSERT_EQ(run->wait_for(2s), std::future_status::ready);
+  EXPECT_TRUE(prelude_ran);
+  EXPECT_EQ(run->get().outcome, Outcome::kOk);
+  EXPECT_EQ(run->get().generation, gen);
+  // A prelude that refuses: the probe does not run.
+  auto refused = s.RunExperiment("p", gen, [] { return std::string("too much pressure"); });
+  ASSERT_TRUE(refused);
+  ASSERT_EQ(refused->wait_for(2s), std::future_status::ready);
+  EXPECT_EQ(refused->get().outcome, Outcome::kSkipped);
+  EXPECT_EQ(refused->get().error, "too much pressure");
+  {
+    std::lock_guard<std::mutex> lock(rec->mu);
+    EXPECT_EQ(rec->calls["p"], 1);
+  }
+  EXPECT_EQ(heard.load(), 0);
+  EXPECT_FALSE(store.Get("p")->ran());  // no runs, no baseline sample, no history
+  EXPECT_TRUE(store.Get("p")->history.empty());
+
+  auto stale = s.RunExperiment("p", gen + 100, {});
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, ESTALE);
+
+  // Queued behind a hung run on the same device, then the probe changes: skipped, never run.
+  auto blocker = s.RunNow("slow");
+  ASSERT_TRUE(blocker);
+  for (int i = 0; i < 200 && gate->inside.load() == 0; ++i) std::this_thread::sleep_for(5ms);
+  auto queued = s.RunExperiment("p", gen, {});
+  ASSERT_TRUE(queued);
+  auto changed = Spec("p", "a", 1h);
+  changed.size = 4096;
+  s.Apply(store.Define({changed, Spec("slow", "a", 1h)}));
+  ASSERT_EQ(queued->wait_for(2s), std::future_status::ready);
+  EXPECT_EQ(queued->get().outcome, Outcome::kSkipped);
+  EXPECT_EQ(queued->get().error, "probe changed by a reload");
+  gate->Open();
+  ASSERT_EQ(blocker->wait_for(2s), std::future_status::ready);
+  s.Stop();
+  std::lock_guard<std::mutex> lock(rec->mu);
+  EXPECT_EQ(rec->calls["p"], 1);
+}
+
 TEST(Scheduler, StopResolvesOpenRequestsAndReturnsPromptly) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();

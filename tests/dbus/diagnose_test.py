@@ -2,7 +2,7 @@
 """D-Bus Diagnose / `iodriftctl diagnose` plumbing on a private bus (issue 15 item 3), without
 needing a slowdown: off by default (Failed, naming the key), UnknownProbe (exit 2), no baseline
 yet (Failed), then — after a reload that turns it on and a `memory` probe every 1 s has formed
-its baseline — a real experiment: the answer's first line, figures (ratio.measure, recovered,
+its baseline — a real experiment: the answer's first line, figures (ratio.control, recovered,
 finish_time), iodrift_probe_recovery_ratio{probe,step} and _timestamp_seconds{probe}, and the
 status page's "last diagnose" section. (Whether a slowdown is recovered: e2e.slowdown.)
 """
@@ -40,7 +40,8 @@ try:
         if res.returncode != 2:
             fail(f"diagnose of an unknown probe: exit {res.returncode}: {res.stderr}")
 
-        write("diagnose:\n  enabled: true\n  warm_size: 64MiB\n  timeout: 60s\n")
+        write("diagnose:\n  enabled: true\n  warm_size: 64MiB\n  timeout: 60s\n"
+              "  max_io_pressure: 100\n  max_memory_pressure: 100\n")
         res = dbus.ctl(addr, "reload")
         if res.returncode != 0:
             fail(f"reload: {res.stdout}{res.stderr}")
@@ -67,16 +68,17 @@ try:
         figures = out["figures"]
         if not out["text"].startswith("probe mem: "):
             fail(f"the answer does not start with the probe: {out['text']!r}")
-        for key in ("ratio.measure", "figure.measure", "baseline", "recovered", "finish_time"):
+        for key in ("ratio.control", "figure.control", "spread.control", "baseline", "recovered",
+                    "runs", "finish_time"):
             if key not in figures:
                 fail(f"figure {key} missing: {figures}")
-        if (res.returncode == 0) != (figures["recovered"] == 1 or figures["ratio.measure"] >= 0.9):
+        if (res.returncode == 0) != (figures["recovered"] == 1 or figures["ratio.control"] >= 0.9):
             fail(f"exit {res.returncode} does not match the figures {figures}")
 
         samples, _ = scrape(d)
-        ratio = prom.value(samples, "iodrift_probe_recovery_ratio", probe="mem", step="measure")
-        if ratio is None or abs(ratio - figures["ratio.measure"]) > 1e-6:
-            fail(f"iodrift_probe_recovery_ratio{{step=measure}} {ratio}, figures {figures}")
+        ratio = prom.value(samples, "iodrift_probe_recovery_ratio", probe="mem", step="control")
+        if ratio is None or abs(ratio - figures["ratio.control"]) > 1e-6:
+            fail(f"iodrift_probe_recovery_ratio{{step=control}} {ratio}, figures {figures}")
         stamp = prom.value(samples, "iodrift_probe_recovery_timestamp_seconds", probe="mem")
         if stamp is None or abs(stamp - figures["finish_time"]) > 1e-3:
             fail(f"iodrift_probe_recovery_timestamp_seconds {stamp}, figures {figures}")

@@ -40,6 +40,20 @@ TEST(RateLimiter, RefusedCallsTakeNoToken) {
   EXPECT_EQ(limiter.Acquire("a", t + milliseconds(1000)).count(), 0);
 }
 
+// An experiment's runs are charged (never refused): its caller and everyone else then wait for
+// the debt to refill before the next RunProbe or DiagnoseBegin.
+TEST(RateLimiter, ChargedRunsAreDebtThatLaterCallsWaitFor) {
+  RateLimiter limiter({{3, 0.5}, {10, 2}, 16});
+  auto t = Clock::now() + milliseconds(10);
+  EXPECT_EQ(limiter.Acquire("a", t).count(), 0);  // DiagnoseBegin: a 2, global 9
+  limiter.Charge("a", 15, t);                     // its runs: a -13, global -6
+  auto mine = limiter.Acquire("a", t);
+  EXPECT_GE(mine.count(), 27999);  // (1 - -13) / 0.5 s
+  auto others = limiter.Acquire("b", t);
+  EXPECT_GE(others.count(), 3499);  // (1 - -6) / 2 s
+  EXPECT_EQ(limiter.Acquire("b", t + milliseconds(3500)).count(), 0);
+}
+
 TEST(RateLimiter, ForgetsIdleCallersBeyondTheLimit) {
   RateLimiter limiter({{1, 10}, {1e9, 1e9}, 4});
   auto t = Clock::now() + milliseconds(10);

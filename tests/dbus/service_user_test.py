@@ -126,15 +126,10 @@ def start_daemon(binary, config, state, env):
     return d
 
 
-created_user = False
 work = tempfile.mkdtemp(prefix="iodrift-svcuser-", dir="/var/tmp")
+user = dbus.service_user()
 try:
-    if subprocess.run(["getent", "passwd", "iodrift"], capture_output=True).returncode != 0:
-        res = dbus.run(["useradd", "--system", "--user-group", "--no-create-home",
-                        "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", "iodrift"])
-        if res.returncode != 0:
-            fail(f"useradd iodrift: {res.stderr}")
-        created_user = True
+    user.__enter__()
     os.chmod(work, 0o755)
     # The daemon runs as iodrift: its binary, config and state where that user can reach them.
     binary = os.path.join(work, "iodriftd")
@@ -205,7 +200,5 @@ try:
                       "open bus: group member RunProbe", '"success" b true')
 finally:
     shutil.rmtree(work, ignore_errors=True)
-    if created_user:
-        subprocess.run(["userdel", "iodrift"], capture_output=True)
-        subprocess.run(["groupdel", "iodrift"], capture_output=True)
+    user.__exit__(None, None, None)
 print("ok")

@@ -9,15 +9,21 @@
 //     explain NAME [--json]  verdict, ratio to the post-boot baseline and the memory features
 //                            ranked by correlation with the probe's figure
 //     diagnose NAME [--json] the recovery experiment: re-measure after dropping caches, slab,
-//                            compacting and warming free memory (opt-in, root/group iodrift)
+//                            compacting and warming free memory (opt-in, root/group iodrift);
+//                            as root it makes the /proc/sys/vm steps itself between the
+//                            daemon's measurements (the daemon never has that right)
 //     reload                 make the daemon re-read its config file; prints the problems
 //     watch [--json]         print every ProbeCompleted signal (with its start time) until
 //                            interrupted
 //
 // Exit codes: 0 ok; 1 the probe failed or the daemon refused (rate limit, busy, access denied,
 // config problems); 2 usage (including an unknown probe name); 3 daemon unreachable.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -53,8 +60,15 @@ constexpr int kExitUnreachable = 3;
 // A probe may take up to its `timeout` (default 30 s) plus a wait for its device.
 constexpr auto kRunTimeout = std::chrono::seconds(300);
 
-// The whole recovery experiment (diagnose.timeout, default 5 min) plus its last run.
-constexpr auto kDiagnoseTimeout = std::chrono::seconds(900);
+// One repeat of a diagnose step: a probe run and its twin's, each up to its timeout plus a wait
+// for the device.
+constexpr auto kDiagnoseTimeout = std::chrono::seconds(600);
+
+// Where the root steps write (/proc/sys/vm); IODRIFTCTL_VM_DIR replaces it (tests).
+std::string VmDir() {
+  const char* dir = std::getenv("IODRIFTCTL_VM_DIR");
+  return dir && *dir ? dir : "/proc/sys/vm";
+}
 
 const char* kMainHelp = R"(Usage: iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
        iodriftctl --version | --help
@@ -69,8 +83,8 @@ Commands:
                         management, CPU contention), ratio to its post-boot
                         baseline and the memory features that move with it
   diagnose NAME [--json] would a reboot help? re-measure probe NAME after dropping
-                        caches, slab, compacting and warming free memory (opt-in:
-                        diagnose.enabled: true)
+                        caches, slab, compacting (those three as root only) and
+                        warming free memory (opt-in: diagnose.enabled: true)
   reload                make iodriftd re-read its config file
   watch [--json]        print every completed probe (ProbeCompleted) until interrupted
 
@@ -129,25 +143,40 @@ Exit status: 0 ok, 2 unknown probe, 3 daemon unreachable.
 )"},
     {"diagnose", R"(Usage: iodriftctl [--bus BUS] diagnose NAME [--json]
 
-The recovery experiment on probe NAME (off unless iodriftd's config has `diagnose.enabled:
-true`; root and group iodrift only; one at a time): measures the probe, then re-measures after
-each of these reversible steps, stopping at the first that restores the figure to within 10 %
-of its baseline:
-  drop_caches        drop clean page cache (/proc/sys/vm/drop_caches 1) - machine-wide: every
-                     process re-reads its files afterwards
-  drop_slab          drop reclaimable slab: dentries, inodes (drop_caches 2)
-  compact            compact memory (/proc/sys/vm/compact_memory)
-  warm_free_memory   touch and release up to diagnose.warm_size of free memory, so pages the
-                     hypervisor took back (free page reporting) are backed again
-A `direct` probe on the same target, if configured, is measured at every step too. Prints the
-answer ("recovered by warming free memory: ratio 0.31 -> 0.97; ...; direct unchanged") and one
-line per step. Refused under memory pressure (diagnose.min_available, max_memory_pressure).
-Takes up to diagnose.timeout (5 min).
-  --json    {"name", "text", "figures": {"baseline", "recovered", "ratio.STEP",
-            "figure.STEP", "direct.STEP", "direct_moved.STEP", ...}}
+Would a reboot help? The recovery experiment on probe NAME (off unless iodriftd's config has
+`diagnose.enabled: true`; root and group iodrift only; one at a time per machine). It measures
+the unchanged state 3 times (the control: the noise of the figure), then walks these steps,
+each measured 3 times with its intervention made again right before every measurement, and
+stops at the first whose median is within 10 % of the baseline and whose every figure is above
+the control's highest:
+  drop_caches        drop clean page cache (/proc/sys/vm/drop_caches 1); root only: machine-wide,
+                     every process re-reads its files from disk afterwards
+  drop_slab          drop reclaimable slab: dentries, inodes (drop_caches 2); root only
+  compact            compact memory (/proc/sys/vm/compact_memory); root only: CPU time and
+                     page migration across the machine for up to seconds
+  warm_free_memory   the daemon touches and releases at least what one run allocates (up to
+                     diagnose.warm_size, within MemAvailable and its own cgroup limit) right
+                     before each run, so pages the hypervisor took back are backed again
+The root steps are made by this command, as root, between the daemon's measurements: the daemon
+never has the right to. Run by a member of group iodrift who is not root, they are reported
+skipped ("needs root: run iodriftctl diagnose as root"). A `direct` probe on the same target, if
+configured, is measured after every run too. Experiment runs are kept apart from the probe's
+scheduled runs (no baseline, history or worst ratio).
+Prints the answer ("recovered by warming free memory: ratio 0.31 (control 0.29-0.33) -> 0.97;
+...") and one line per step: median, spread, ratio to the baseline, whether it clears the
+control, kernel CPU per GiB, memory deltas, the direct twin.
 
-Exit status: 0 recovered or nothing to recover, 1 not recovered or refused (off, busy, memory
-pressure, no baseline), 2 unknown probe, 3 daemon unreachable.
+Limits (each refusal names the one that applied): one experiment at a time; a cooldown after
+each (diagnose.cooldown, 30 min); the RunProbe rate limiter, which counts the experiment's runs;
+MemAvailable (diagnose.min_available), PSI memory and io (diagnose.max_memory_pressure,
+max_io_pressure) re-checked before every step and run; the whole experiment within
+diagnose.timeout (5 min). A reload that changes or removes the probe aborts the experiment: the
+answer says so and nothing further is done. Ctrl-C ends it the same way.
+  --json    {"name", "text", "figures": {"baseline", "recovered", "runs", "ratio.STEP",
+            "figure.STEP", "spread.STEP", "cleared.STEP", "direct.STEP", "time.PART.STEP", ...}}
+
+Exit status: 0 recovered or nothing to recover, 1 not recovered, aborted or refused (off,
+busy, cooldown, pressure, rate limit, no baseline), 2 unknown probe, 3 daemon unreachable.
 )"},
     {"reload", R"(Usage: iodriftctl [--bus BUS] reload
 
@@ -197,17 +226,17 @@ class Client final : public sdbus::ProxyInterfaces<org::iodrift::Monitor1_proxy>
     return result;
   }
 
-  std::tuple<std::string, std::map<std::string, double>> DiagnoseWithTimeout(
-      const std::string& name) {
-    std::string text;
+  std::tuple<std::string, std::string, std::map<std::string, double>> DiagnoseMeasureWithTimeout(
+      const std::string& session, const std::string& step, const std::string& skipped) {
+    std::string next, text;
     std::map<std::string, double> figures;
     getProxy()
-        .callMethod("Diagnose")
+        .callMethod("DiagnoseMeasure")
         .onInterface(INTERFACE_NAME)
         .withTimeout(kDiagnoseTimeout)
-        .withArguments(name)
-        .storeResultsTo(text, figures);
-    return {text, figures};
+        .withArguments(session, step, skipped)
+        .storeResultsTo(next, text, figures);
+    return {next, text, figures};
   }
 
   // Set from the main thread while the proxy's event-loop thread may already deliver signals.
@@ -406,8 +435,45 @@ int Explain(Client& client, const std::string& name, bool json) {
   return kExitOk;
 }
 
+std::atomic<bool> g_interrupted{false};
+
+// A root step's intervention, made by this process: "" when done, else why not.
+std::string Intervene(const std::string& step) {
+  const char* file = step == "compact" ? "compact_memory" : "drop_caches";
+  const char* value = step == "drop_slab" ? "2" : "1";
+  const std::string path = VmDir() + "/" + file;
+  const int fd = open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
+  const bool ok = write(fd, value, 1) == 1;
+  const int error = errno;
+  close(fd);
+  if (!ok) return "cannot write " + path + ": " + std::strerror(error);
+  return "";
+}
+
+bool IsRootStep(const std::string& step) {
+  return step == "drop_caches" || step == "drop_slab" || step == "compact";
+}
+
 int Diagnose(Client& client, const std::string& name, bool json) {
-  auto [text, figures] = client.DiagnoseWithTimeout(name);
+  std::string session, next, text;
+  std::tie(session, next, text) = client.DiagnoseBegin(name);
+  std::map<std::string, double> figures;
+  struct sigaction action {};
+  action.sa_handler = [](int) { g_interrupted = true; };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  while (!next.empty()) {
+    if (g_interrupted) {
+      std::tie(text, figures) = client.DiagnoseEnd(session);
+      break;
+    }
+    std::fprintf(stderr, "iodriftctl: %s\n", text.c_str());
+    std::string skipped;
+    if (IsRootStep(next)) skipped = Intervene(next);  // the daemon names them to root only
+    std::tie(next, text, figures) = client.DiagnoseMeasureWithTimeout(session, next, skipped);
+  }
   if (json) {
     JsonWriter w;
     w.BeginObject();
@@ -428,7 +494,7 @@ int Diagnose(Client& client, const std::string& name, bool json) {
     std::fputs(Safe(text).c_str(), stdout);
   }
   auto recovered = figures.find("recovered");
-  const bool slow = figures.count("ratio.measure") && figures.at("ratio.measure") < 0.9;
+  const bool slow = !figures.count("ratio.control") || figures.at("ratio.control") < 0.9;
   return (recovered != figures.end() && recovered->second > 0) || !slow ? kExitOk : kExitFailed;
 }
 

@@ -7,6 +7,7 @@ Many calls from one sender: iodrift_test.dbus_wire.
         wait_for_service(bus.address, d)
         res = busctl(bus.address, "call", NAME, PATH, IFACE, "ListProbes")
 """
+import contextlib
 import os
 import shutil
 import subprocess
@@ -134,3 +135,22 @@ def write_two_probe_config(path, work, extra=""):
     probes = [{"name": "mem", "kind": "memory", "interval": "1h", "size": "16MiB"},
               {"name": "rnd", "kind": "random", "target": target, "interval": "1h"}]
     return write_config(path, probes, f"{work}/state", extra, dbus=None, log_level=None)
+
+
+@contextlib.contextmanager
+def service_user():
+    """The packaged service's user and group `iodrift` (root only): created as the package does
+    when missing, and removed again on leaving if it was created here."""
+    created = False
+    if subprocess.run(["getent", "passwd", "iodrift"], capture_output=True).returncode != 0:
+        res = run(["useradd", "--system", "--user-group", "--no-create-home",
+                   "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", "iodrift"])
+        if res.returncode != 0:
+            fail(f"useradd iodrift: {res.stderr}")
+        created = True
+    try:
+        yield
+    finally:
+        if created:
+            subprocess.run(["userdel", "iodrift"], capture_output=True)
+            subprocess.run(["groupdel", "iodrift"], capture_output=True)
