@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/analysis/probe_states.h"
+#include "collectors/analysis/verdict.h"
 #include "collectors/proc/boot.h"
 #include "config/listen.h"
 #include "daemon/dbus/service.h"
@@ -244,6 +245,18 @@ class Daemon {
     // The one owner of every probe's state is fed here; everything else reads its snapshot.
     scheduler_.AddListener([this](const probes::ProbeResult& r) { states_.Record(r); });
     scheduler_.AddListener([this](const probes::ProbeResult& r) { probe_log_.Record(r); });
+    // A slow run whose verdict needs its twin's evidence from the same moment (verdict.h, the
+    // twin rule) gets that twin run now: it starts when this run frees the device lane.
+    scheduler_.AddListener([this](const probes::ProbeResult& r) {
+      const auto all = states_.Snapshot();
+      const auto state = states_.Get(r.name);
+      if (!state || state->last.generation != r.generation) return;
+      if (const probes::ProbeState* twin = probes::TwinToRunNow(*all, *state)) {
+        spdlog::debug("probe={} verdict needs a contemporaneous run of its twin {}: running it",
+                      r.name, twin->spec.name);
+        (void)scheduler_.RunNow(twin->spec.name);
+      }
+    });
     scheduler_.Apply(states_.Define(cfg_.probes));
     scheduler_.Start();
     diagnoser_ = std::make_unique<Diagnoser>(MakeDiagnoseOptions(cfg_), scheduler_, states_);

@@ -63,7 +63,8 @@ Endpoints (HTTP, GET only):
 D-Bus (org.iodrift.Monitor1, see iodriftctl(1)): ListProbes, Snapshot, Explain and Version for
 every user; RunProbe and Reload for root and members of group iodrift.
 
-Documentation: README.md in the source tree; metric names and config keys are listed there.
+Documentation: README.md and docs/ in the source tree (metrics: docs/metrics.md, config keys:
+docs/configuration.md).
 )";
 }
 

@@ -30,6 +30,7 @@ void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.Key("figure").OptionalNumber(p.figure);
   w.Key("baseline").OptionalNumber(p.baseline);
   w.Key("ratio").OptionalNumber(p.ratio);
+  w.Key("drift_window").Bool(p.drift_window);
   w.Key("features").BeginObject();
   for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
     w.Key(probes::DriftFeatureName(f)).Number(p.features[f]);  // NaN (unknown) is written as null

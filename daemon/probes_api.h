@@ -13,7 +13,11 @@
 //                "runs": {"ok": N, "error": N, "timeout": N, "skipped": N},
 //                "history": [{"time_seconds": N, "boot_id": "…"|null, "uptime_seconds": N|null,
 //                             "result": "ok", "figure": N|null, "baseline": N|null,
-//                             "ratio": N|null, "features": {"mem_free_bytes": N|null, …}}]}]}
+//                             "ratio": N|null, "drift_window": true|false,
+//                             "features": {"mem_free_bytes": N|null, …}}]}]}
+//
+// `drift_window`: the run went into the drift window behind the correlations (a valid figure,
+// not suspect of a cache that was not dropped or of I/O pressure).
 //
 // `history` is oldest first and holds every point of the ring (status.history_runs per probe), or
 // only the newest `last_points` of them when that is set (GET /api/v1/probes?runs=N).

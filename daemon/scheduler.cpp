@@ -1,7 +1,5 @@
 #include "daemon/scheduler.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -11,6 +9,7 @@
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
+#include "daemon/heap.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -118,7 +117,7 @@ void WorkerLoop(std::shared_ptr<Scheduler::Core> core, std::shared_ptr<Lane> lan
     } catch (...) {
       result = BareResult(job->spec, Outcome::kError, "probe failed: unknown exception");
     }
-    malloc_trim(0);  // hand the run's freed heap pages back to the kernel (README "Memory")
+    TrimHeap();  // hand the run's freed heap pages back to the kernel (daemon/heap.h; docs/benchmarks.md "Memory")
     lock.lock();
     lane->running = nullptr;
     if (!job->abandoned) {

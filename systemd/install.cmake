@@ -77,8 +77,8 @@ install(FILES ${_iodrift_sd_dir}/debian/lintian-overrides
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME iodrift)
 
 # Hardening (Debian's dpkg-buildflags with hardening=+all): fortified libc calls, stack
-# protector, stack clash and control-flow protection, full RELRO with immediate binding. On for the package build (see the README's
-# install section); needs optimisation (_FORTIFY_SOURCE), so not for Debug builds.
+# protector, stack clash and control-flow protection, full RELRO with immediate binding. On for the package build (see
+# docs/install.md); needs optimisation (_FORTIFY_SOURCE), so not for Debug builds.
 option(IODRIFT_HARDENING "Build with Debian's hardening flags (fortify, stack protector, relro, now)"
        OFF)
 if(IODRIFT_HARDENING)

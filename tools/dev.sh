@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # iodrift developer entry point: one command to set up and run, one to set up and test.
 #
-#   tools/dev.sh run [IODRIFTD ARGS...]   install missing Debian packages, build, run iodriftd
-#                                         in the foreground on its embedded default config
-#   tools/dev.sh test [CTEST ARGS...]     install missing packages, build, run the whole suite
-#   tools/dev.sh deps | build             the individual steps
+#   tools/dev.sh run [IODRIFTD ARGS...]   install missing Debian packages, build only iodriftd
+#                                         (not iodriftctl or the tests), run it in the foreground
+#                                         on its embedded default config
+#   tools/dev.sh test [CTEST ARGS...]     install missing packages, build everything, run the
+#                                         whole suite
+#   tools/dev.sh deps | build             the individual steps (build: everything)
+#
+# run and test share one build directory: both configure it the same way (tests on), so a test
+# after a run compiles only what the run left out.
 #
 # Environment: BUILD_DIR (default ./build), BUILD_TYPE (RelWithDebInfo), CMAKE_ARGS (extra
 # configure flags, e.g. -DIODRIFT_SANITIZE=ON), JOBS (default nproc).
@@ -45,10 +50,13 @@ install_missing() {
     "${missing[@]}"
 }
 
+# build [TARGET...]: configure, then build the targets named (none: everything).
 build() {
   # shellcheck disable=SC2086
   cmake -S "$here" -B "$build_dir" -DCMAKE_BUILD_TYPE="$build_type" ${CMAKE_ARGS:-} >/dev/null
-  cmake --build "$build_dir" -j "$jobs"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
 }
 
 cmd=${1:-}
@@ -61,7 +69,7 @@ case "$cmd" in
     build ;;
   run)
     install_missing "${build_packages[@]}"
-    build
+    build iodriftd
     log "starting $build_dir/bin/iodriftd $* (Ctrl-C stops it)"
     exec "$build_dir/bin/iodriftd" "$@" ;;
   test)

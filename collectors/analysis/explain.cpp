@@ -55,6 +55,12 @@ std::string FeatureValue(std::size_t feature, double v) {
     std::snprintf(buf, sizeof buf, "%.1f %%", 100 * v);
     return buf;
   }
+  if (name.ends_with("_per_gib")) {  // kernel_cpu_seconds_per_gib: 0.0213, not "0"
+    if (!std::isfinite(v)) return "n/a";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g s/GiB", v);
+    return buf;
+  }
   // Counts (reclaim_pages, dentries_negative): whole numbers, not 2.662e+04.
   if (std::isfinite(v) && std::fabs(v) < 1e15) {
     char buf[32];

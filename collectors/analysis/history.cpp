@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "collectors/analysis/baseline_store.h"
+
 namespace iodrift::probes {
 
 std::vector<std::size_t> EvenlySpacedIndices(std::size_t n, std::size_t max) {
@@ -35,6 +37,7 @@ HistoryPoint MakeHistoryPoint(const ProbeResult& result, const std::optional<dou
     p.ratio = *p.figure / *baseline;
   }
   p.features = ExtractDriftFeatures(result);
+  p.drift_window = CountsForWorst(result);
   return p;
 }
 

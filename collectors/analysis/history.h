@@ -45,6 +45,7 @@ struct HistoryPoint {
   std::optional<double> baseline;              // the probe's baseline after this run
   std::optional<double> ratio;                 // figure / baseline
   DriftFeatures features = UnknownFeatures();  // ExtractDriftFeatures of this run
+  bool drift_window = false;  // went into the drift window (CountsForWorst: valid, not suspect)
 };
 
 struct ProbeHistory {

@@ -105,6 +105,13 @@ Verdict DecideVerdict(const VerdictInput& in) {
   if (in.twin_kind && in.twin_ratio) {
     twin = "; " + std::string(ProbeKindName(*in.twin_kind)) + " twin at " +
            Percent(*in.twin_ratio) + " of its baseline";
+  } else if (in.twin_kind && in.twin_stale_offset_seconds) {
+    char when[96];
+    const double offset = *in.twin_stale_offset_seconds;
+    std::snprintf(when, sizeof when, "%.0f s %s this run started", std::fabs(offset),
+                  offset < 0 ? "before" : "after");
+    twin = "; " + std::string(ProbeKindName(*in.twin_kind)) +
+           " twin has no run from the same moment (its last run started " + when + ")";
   }
   const double share = added > 0 ? (top->now - top->base) / added : 0;
   const std::string head = "figure at " + Percent(ratio) + " of baseline, " + fmt(added) + " " +
@@ -122,6 +129,13 @@ Verdict DecideVerdict(const VerdictInput& in) {
   if (top->part->cause == Cause::kDevice && in.kind == ProbeKind::kBuffered && in.twin_ratio &&
       *in.twin_ratio >= kSlowdownRatio) {
     return undetermined(head + figures + twin + " (direct reads did not slow: not the device)");
+  }
+  if (top->part->cause == Cause::kDevice && in.kind == ProbeKind::kBuffered && in.twin_kind &&
+      in.twin_stale_offset_seconds) {
+    Verdict v = undetermined(head + figures + twin +
+                             " (without it, device and memory management cannot be told apart)");
+    v.wants_twin_run = true;
+    return v;
   }
   return Verdict{top->part->cause, Verdictline(top->part->cause, head + figures + twin)};
 }
@@ -144,6 +158,12 @@ const ProbeState* FindTwin(const ProbeSnapshot& all, const ProbeState& state) {
   return nullptr;
 }
 
+bool Contemporaneous(const ProbeResult& run, const ProbeResult& twin_run) {
+  const double run_end = run.start_time_seconds + std::max(0.0, run.duration_seconds);
+  return twin_run.start_time_seconds >= run.start_time_seconds &&
+         twin_run.start_time_seconds <= run_end + kTwinWindowSeconds;
+}
+
 Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
   VerdictInput in;
   in.kind = state.spec.kind;
@@ -158,7 +178,12 @@ Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
   in.base = state.baseline_features;
   if (twin) {
     in.twin_kind = twin->spec.kind;
-    if (twin->last.success()) in.twin_ratio = twin->baseline_ratio;
+    if (twin->last.generation == twin->generation && Contemporaneous(state.last, twin->last)) {
+      if (twin->last.success()) in.twin_ratio = twin->baseline_ratio;
+    } else {
+      in.twin_stale_offset_seconds =
+          twin->last.start_time_seconds - state.last.start_time_seconds;
+    }
   }
   if (!state.last.success()) {
     return Verdict{
@@ -167,6 +192,11 @@ Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
                                               std::string(OutcomeName(state.last.outcome)) + ")")};
   }
   return DecideVerdict(in);
+}
+
+const ProbeState* TwinToRunNow(const ProbeSnapshot& all, const ProbeState& state) {
+  const ProbeState* twin = FindTwin(all, state);
+  return twin && VerdictOf(state, twin).wants_twin_run ? twin : nullptr;
 }
 
 }  // namespace iodrift::probes

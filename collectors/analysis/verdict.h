@@ -12,8 +12,8 @@
 //   off-CPU wait    wait_ratio           → device (device_wait + other: waiting for I/O,
 //                                          including a throttle that holds requests back)
 //   run-queue wait  runqueue_wait_ratio  → cpu_contention
-// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest; README
-// "Reading a slowdown" has the measurements behind them):
+// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest;
+// docs/reading-drift.md "Reading a slowdown" has the measurements behind them):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
 //   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
 //   3. the part that added the most time per unit must carry >= kShareOfAdded of the added time
@@ -24,6 +24,20 @@
 //      >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct reads.
 //      (A direct twin that fell as well is named in the text as the confirmation; a
 //      memory_management verdict names whether direct stayed unchanged.)
+//   5. device on a buffered probe whose direct twin exists but has no run from the same moment
+//      (Contemporaneous below) → undetermined, saying the twin's evidence is missing, with
+//      `wants_twin_run` set: the daemon then runs the twin at once (daemon/app.cpp), and the
+//      verdict after that run is decided on evidence measured under the same conditions.
+//
+// The twin rule. A twin's run is evidence for a probe's run only when it was measured under the
+// same conditions: it starts at or after the start of the probe's run and at most
+// kTwinWindowSeconds after its end, under the twin's current spec (generation). Probes on one
+// device never overlap (daemon/scheduler.h), so a twin run on the same target "closely follows":
+// the daemon's follow-up run starts as soon as the probe's run frees the device lane (a gap of
+// milliseconds); 30 s leaves room for one other probe queued on that lane (a default-sized run
+// takes seconds) while keeping out runs from before a change of conditions (a throttle, a
+// squeeze, another workload) that happened minutes earlier — the case of a direct twin from
+// before a block throttle was applied, which read as "direct reads did not slow: not the device".
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -41,6 +55,7 @@ inline constexpr double kSlowdownRatio = 0.9;
 inline constexpr double kShareOfAdded = 0.5;
 inline constexpr double kPartGrowth = 1.5;
 inline constexpr double kOutgrowRest = 1.25;
+inline constexpr double kTwinWindowSeconds = 30;
 
 enum class Cause { kDevice, kMemoryManagement, kCpuContention, kUndetermined };
 // "device" | "memory_management" | "cpu_contention" | "undetermined"
@@ -55,17 +70,32 @@ struct VerdictInput {
   // The buffered/direct twin on the same target: its kind and figure / its baseline.
   std::optional<ProbeKind> twin_kind;
   std::optional<double> twin_ratio;
+  // Set when the twin exists but its last run is not contemporaneous (twin_ratio is then unset):
+  // the twin run's start minus this run's start, in seconds (negative: it ran before).
+  std::optional<double> twin_stale_offset_seconds;
 };
 
 struct Verdict {
   Cause cause = Cause::kUndetermined;
   std::string line;  // "Verdict: <cause>: <figures>" (no newline)
+  // Undetermined only for want of a contemporaneous twin run (rule 5): running the twin now
+  // would decide it.
+  bool wants_twin_run = false;
 };
 
 Verdict DecideVerdict(const VerdictInput& in);
 
 // The buffered probe for a direct one and the reverse, on the same target, that ran; else null.
+// The one place that pairs twins (verdict, explain, D-Bus, status page, /api/v1/probes).
 const ProbeState* FindTwin(const ProbeSnapshot& all, const ProbeState& state);
+
+// The twin rule (top of this file): `twin_run` starts at or after `run` started and at most
+// kTwinWindowSeconds after `run` ended.
+bool Contemporaneous(const ProbeResult& run, const ProbeResult& twin_run);
+
+// The twin whose run now would decide `state`'s verdict (VerdictOf(...).wants_twin_run); null when
+// none is needed. The daemon runs it as soon as `state`'s run is recorded.
+const ProbeState* TwinToRunNow(const ProbeSnapshot& all, const ProbeState& state);
 
 // DecideVerdict on a probe's state (its last run vs its baseline) and its twin (may be null).
 Verdict VerdictOf(const ProbeState& state, const ProbeState* twin);

@@ -3,7 +3,7 @@
 // and never reads more than a bound, and a crash-safe atomic write through a directory fd that
 // never follows a planted symlink.
 //
-// Rules (README "Security"): every file the daemon writes is created O_CREAT|O_EXCL|O_NOFOLLOW
+// Rules (docs/security.md): every file the daemon writes is created O_CREAT|O_EXCL|O_NOFOLLOW
 // relative to a directory fd (a symlink or file planted at the name makes the write fail, it is
 // never followed or truncated); every state file is opened O_NOFOLLOW|O_NONBLOCK and checked with
 // fstat(S_ISREG) before a byte is read.

@@ -84,7 +84,8 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
       result.extra["throughput_max_bytes_per_second"] = sorted.back();
       result.extra["throughput_min_bytes_per_second"] = sorted.front();
       // hdparm -T reports bytes / time over its whole 2 s loop, preemptions included; the
-      // headline median of short windows resists them. Both are kept (README "Accuracy").
+      // headline median of short windows resists them. Both are kept (docs/benchmarks.md
+      // "Accuracy").
       if (all_seconds > 0)
         result.extra["throughput_mean_bytes_per_second"] =
             static_cast<double>(all_bytes) / all_seconds;

@@ -89,7 +89,7 @@ class RunContext {
 
 // The clock of a run's time parts: Start() first thing in RunProbe, Finish() last, on the probe
 // thread. Reads /proc/diskstats, /proc/thread-self/schedstat and getrusage(RUSAGE_THREAD) at both
-// ends (about 40 µs of CPU per run, README "Reading a slowdown").
+// ends (about 40 µs of CPU per run, docs/reading-drift.md "Reading a slowdown").
 class RunTimer {
  public:
   static RunTimer Start(const ProcRoot& root);

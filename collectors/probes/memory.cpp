@@ -158,9 +158,9 @@ void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
   result.extra["stream_buffer_bytes"] = static_cast<double>(stream);
   // The copy streams from DRAM only while its working set (both buffers) is well beyond the
   // last-level cache; with an LLC larger than one buffer part of it is served from cache and
-  // stream_copy_bytes_per_second reads high (README "The memory probe's stream figure"). An extra,
-  // not a suspect reason: it is the machine's, every run has it, and suspect runs never form a
-  // baseline.
+  // stream_copy_bytes_per_second reads high (docs/probes.md "The memory probe's stream figure"). An
+  // extra, not a suspect reason: it is the machine's, every run has it, and suspect runs never form
+  // a baseline.
   if (auto llc = LastLevelCacheBytes(env.sys_root)) {
     result.extra["llc_bytes"] = static_cast<double>(*llc);
     result.extra["stream_within_llc"] = *llc > stream ? 1 : 0;

@@ -50,9 +50,9 @@ FilesystemKind ClassifyFilesystem(std::uint64_t f_type, std::string_view mount_f
 // /proc/self/mountinfo (never touches the target).
 bool TargetLooksRemote(const std::string& target);
 
-// Defaults of a probe whose target is on a remote filesystem (README "Network filesystems"):
-// the link and the server are part of every figure, and a server that goes away leaves reads
-// blocked until the client gives up.
+// Defaults of a probe whose target is on a remote filesystem (docs/probes.md "Network and FUSE
+// filesystems"): the link and the server are part of every figure, and a server that goes away
+// leaves reads blocked until the client gives up.
 inline constexpr std::chrono::milliseconds kRemoteTimeout = std::chrono::seconds(120);
 inline constexpr std::uint64_t kRemoteSize = 8ull << 20;             // sequential kinds
 inline constexpr std::uint64_t kRemoteProbeFileBytes = 16ull << 20;  // directory probe file

@@ -17,9 +17,9 @@
 //
 // Default 1000 requests (4 MiB, ~0.1 s on an SSD or a loop device, cut at 1 s on a disk): p99
 // is then the 10th-slowest read, not the slowest, and one outlier moves the mean IOPS by well
-// under 10 % (64 requests gave p99 = max, 2.25x fio's, and IOPS 0.74x; README "Accuracy").
-// Exports: latency histogram (count = requests measured) with exact p50/p99, each only when the
-// count supports it (HonestPercentile: p50 from 10 requests, p99 from 100);
+// under 10 % (64 requests gave p99 = max, 2.25x fio's, and IOPS 0.74x; docs/benchmarks.md
+// "Accuracy"). Exports: latency histogram (count = requests measured) with exact p50/p99, each only
+// when the count supports it (HonestPercentile: p50 from 10 requests, p99 from 100);
 // ops_per_second["read"] = measured requests / Σ latency (ioping's service IOPS); extra:
 // wall_iops (measured requests / wall time), latency_max_seconds, request_bytes. bytes = all
 // bytes read, warm-up included. result.mode = "direct" | "fadvise".

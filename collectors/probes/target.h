@@ -12,7 +12,7 @@
 // Everything in a directory goes through a directory fd with O_NOFOLLOW; a directory others may
 // write is refused unless sticky; iodrift's own entries must be owned by its euid. File and
 // device targets are opened O_NOFOLLOW|O_NONBLOCK and pinned to their first identity (see
-// PrepareDataTarget and README "Security").
+// PrepareDataTarget and docs/security.md).
 //
 // Thread-safety: all functions are reentrant. Functions that touch the target may block in the
 // kernel (a hung FUSE or NFS mount) and run on probe threads only; DeviceKey() does not touch the
@@ -46,7 +46,7 @@ enum class TargetType { kBlockDevice, kRegularFile, kDirectory };
 Expected<TargetType> ClassifyTarget(const std::string& target);
 
 // What a data kind (cached, buffered, direct, random) reads for a target, opened and checked
-// (README "Security"): never through a symlink the configuration did not name, never on a pseudo
+// (docs/security.md): never through a symlink the configuration did not name, never on a pseudo
 // filesystem, never a file with holes or unwritten extents, and always the same object as at the
 // first run (device+inode, or device number for a block device).
 struct DataTarget {

@@ -28,7 +28,7 @@ namespace iodrift::proc {
 //   all      every field (".*"; also "" for configs written before the default list).
 inline constexpr std::string_view kVmstatFieldsDefaultWord = "default";
 inline constexpr std::string_view kVmstatFieldsAllWord = "all";
-// Keep in step with README.md ("Series next to node_exporter") and config/iodrift.yaml.
+// Keep in step with docs/metrics.md ("Series next to node_exporter") and config/iodrift.yaml.
 // Fields a kernel does not have simply do not appear (allocstall_device is 6.x, the per-type
 // workingset_* names replaced workingset_refault/activate/restore in 5.9).
 inline constexpr std::string_view kDefaultVmstatFields =

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/analysis/explain.h"
+#include "collectors/analysis/verdict.h"
 #include "collectors/proc/boot.h"
 #include "collectors/proc/meminfo.h"
 #include "daemon/dbus/result_dict.h"
@@ -395,21 +396,13 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
                 ")\n  last:      no run yet since the daemon started\n",
             {}};
   }
-  // The buffered/direct twin on the same target, for the verdict.
-  std::shared_ptr<const probes::ProbeState> twin;
-  const auto twin_kind = spec->kind == probes::ProbeKind::kBuffered ? probes::ProbeKind::kDirect
-                                                                    : probes::ProbeKind::kBuffered;
-  if (spec->kind == probes::ProbeKind::kBuffered || spec->kind == probes::ProbeKind::kDirect) {
-    for (auto& candidate : scheduler.Probes()) {
-      if (candidate.kind != twin_kind || candidate.target != spec->target) continue;
-      auto state = options.record(candidate.name);
-      if (state && state->ran()) {
-        twin = std::move(state);
-        break;
-      }
-    }
+  // The buffered/direct twin on the same target, for the verdict (one FindTwin for every output).
+  probes::ProbeSnapshot all;
+  for (auto& candidate : scheduler.Probes()) {
+    if (auto state = options.record(candidate.name)) all.push_back(std::move(state));
   }
-  return {probes::ExplainProbe(*record, record->window, twin.get()),
+  const probes::ProbeState* twin = probes::FindTwin(all, *record);
+  return {probes::ExplainProbe(*record, record->window, twin),
           probes::ExplainFigures(*record, record->window)};
 }
 

@@ -15,7 +15,7 @@ iodriftd -> Prometheus (the shipped rules) -> Alertmanager, and a real slowdown 
      the daemon's cgroup only: the loop device is what the daemon reads);
   4. asserted: IodriftThroughputRegression is RECEIVED by Alertmanager (GET /api/v2/alerts) for
      both probes within FIRE_DEADLINE s, with labels probe/kind/target and the annotations ratio
-     (< 0.7 and not below the probe's current ratio: the window's best), runbook_url (a README anchor that
+     (< 0.7 and not below the probe's current ratio: the window's best), runbook_url (a docs/dashboards-alerts.md anchor that
      exists) and dashboard_uid (a dashboard of dashboards/);
   5. the throttle is lifted; asserted: the alert resolves at Prometheus and leaves Alertmanager's
      active alerts within RESOLVE_DEADLINE s.
@@ -190,10 +190,13 @@ def write_alertmanager_config(path):
                 "receivers:\n  - name: test\n")
 
 
-def readme_anchors():
-    """GitHub's anchors of README.md's headings (lower case, punctuation dropped, spaces -> -)."""
+RUNBOOKS = "docs/dashboards-alerts.md"
+
+
+def runbook_anchors():
+    """GitHub's anchors of the runbook file's headings (lower case, punctuation dropped, spaces -> -)."""
     anchors = set()
-    with open(os.path.join(REPO, "README.md")) as f:
+    with open(os.path.join(REPO, RUNBOOKS)) as f:
         for line in f:
             m = re.match(r"^#{1,6} (.*)", line)
             if m:
@@ -414,7 +417,7 @@ def main():
                 time.sleep(0.5)
 
             print_timeline(marks)
-            anchors, uids = readme_anchors(), dashboard_uids()
+            anchors, uids = runbook_anchors(), dashboard_uids()
             failures = []
             held = ratios()
             for name, kind in PROBES:
@@ -436,10 +439,11 @@ def main():
                     failures.append("%s: annotation ratio %.3f is below the ratio Prometheus holds "
                                     "now (%.3f): not the window's best" % (name, ratio, held[name]))
                 url = ann.get("runbook_url", "")
-                m = re.match(r"^https://github\.com/iodrift/iodrift/blob/main/README\.md#(.+)$", url)
+                m = re.match(r"^https://github\.com/iodrift/iodrift/blob/main/"
+                             + re.escape(RUNBOOKS) + "#(.+)$", url)
                 if not m or m.group(1) not in anchors:
-                    failures.append("%s: runbook_url %r is not a README.md anchor that exists"
-                                    % (name, url))
+                    failures.append("%s: runbook_url %r is not an anchor of %s that exists"
+                                    % (name, url, RUNBOOKS))
                 if ann.get("dashboard_uid") not in uids:
                     failures.append("%s: dashboard_uid %r is not a dashboard's uid (%s)"
                                     % (name, ann.get("dashboard_uid"), sorted(uids)))

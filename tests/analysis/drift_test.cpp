@@ -179,6 +179,27 @@ TEST(ExplainProbe, PrintsCountsAsWholeNumbers) {
   EXPECT_EQ(line.back(), '0') << line;  // at baseline: no reclaim
 }
 
+TEST(ExplainProbe, PrintsSecondsPerGibWithTheirFraction) {
+  // kernel CPU per GiB is 0.0x s: a whole-number format printed "0" now and "1" at baseline.
+  DriftWindow window;
+  for (int i = 0; i < 10; ++i) {
+    DriftFeatures f = UnknownFeatures();
+    f[Idx(DriftFeature::kKernelCpuPerGib)] = 0.01 * (i + 1);
+    window.Add({1e9 - 1e7 * i, f});
+  }
+  ProbeState record;
+  record.last = Buffered(1e9, 200e6, 1000);
+  record.last_figure = 1e9;
+  record.baseline = 1e9;
+  record.baseline_features[Idx(DriftFeature::kKernelCpuPerGib)] = 0.643;
+  const std::string text = ExplainProbe(record, window);
+  const auto row = text.find("    kernel_cpu_seconds_per_gib");
+  ASSERT_NE(row, std::string::npos) << text;
+  const std::string line = text.substr(row, text.find('\n', row) - row);
+  EXPECT_NE(line.find("0.1 s/GiB"), std::string::npos) << line;
+  EXPECT_NE(line.find("0.643 s/GiB"), std::string::npos) << line;
+}
+
 TEST(DriftWindow, IndependentNoiseGivesOnlyWeakCorrelations) {
   std::mt19937_64 rng(42);
   std::normal_distribution<double> noise(0, 1);

@@ -1,5 +1,6 @@
 // The verdict (collectors/analysis/verdict.h) on recorded time-part figures: each case is the
-// parts of real runs (README "Reading a slowdown" has the commands that produced them).
+// parts of real runs (docs/reading-drift.md "Reading a slowdown" has the commands that produced
+// them).
 #include "collectors/analysis/verdict.h"
 
 #include <cmath>
@@ -198,6 +199,111 @@ TEST(Verdict, ExplainOpensWithTheVerdictOfTheStateAndItsTwin) {
   EXPECT_EQ(text.rfind(v.line + "\nprobe b (buffered, /dev/loop7)\n", 0), 0u) << text;
   EXPECT_NE(text.find("  time:      wall "), std::string::npos) << text;
   EXPECT_EQ(VerdictOf(*direct, buffered.get()).cause, Cause::kUndetermined);  // 98 %: no slowdown
+}
+
+
+// The twin rule (verdict.h): replay of a clean-clone CI failure. A buffered probe on a loop device
+// throttled to 1 % of its baseline, all of the added time off-CPU wait; its direct twin's last run
+// was from before the throttle (221 % of its baseline, 120 s earlier). That stale run must not
+// clear the device; the verdict waits for a twin run from the same moment, which then decides.
+class TwinRule : public ::testing::Test {
+ protected:
+  // kernel_share: of wall time; at 0.5 GiB/s 0.3 is 0.6 s/GiB, at 0.005 GiB/s 0.003 the same.
+  static ProbeResult Run(const std::string& name, ProbeKind kind, double start, double gib_per_s,
+                         double wait_share, double kernel_share = 0.003) {
+    ProbeResult r;
+    r.name = name;
+    r.kind = kind;
+    r.target = "/dev/loop7";
+    r.outcome = Outcome::kOk;
+    r.generation = 1;
+    r.bytes = 64ull << 20;
+    r.start_time_seconds = start;
+    r.duration_seconds = static_cast<double>(r.bytes) / (gib_per_s * (1ull << 30));
+    r.throughput_bytes_per_second = gib_per_s * (1ull << 30);
+    TimeParts tp;
+    tp.wall = r.duration_seconds;
+    tp.kernel_cpu = kernel_share * tp.wall;
+    tp.user_cpu = 0.01 * tp.wall;
+    tp.runqueue_wait = 0.0;
+    tp.device_wait = wait_share * tp.wall;
+    tp.other = tp.wall - tp.kernel_cpu - tp.user_cpu - *tp.device_wait;
+    r.time_seconds = tp;
+    return r;
+  }
+  static std::shared_ptr<const ProbeState> State(const ProbeResult& base_run,
+                                                 const ProbeResult& last,
+                                                 std::uint64_t generation = 1) {
+    auto s = std::make_shared<ProbeState>();
+    s->spec.name = last.name;
+    s->spec.kind = last.kind;
+    s->spec.target = last.target;
+    s->generation = generation;
+    s->runs[Outcome::kOk] = 6;
+    s->last = last;
+    s->baseline = *base_run.throughput_bytes_per_second;
+    s->baseline_features = ExtractDriftFeatures(base_run);
+    s->last_figure = DriftFigure(last);
+    s->baseline_ratio = *s->last_figure / *s->baseline;
+    return s;
+  }
+  // Buffered at baseline 0.5 GiB/s (wait 40 % of wall), now 0.005 GiB/s (wait 99 %), run at
+  // t = 1000 s for 12.5 s.
+  const ProbeResult buffered_base_ = Run("b", ProbeKind::kBuffered, 0, 0.5, 0.40, 0.30);
+  const ProbeResult buffered_slow_ = Run("b", ProbeKind::kBuffered, 1000, 0.005, 0.99);
+  const ProbeResult direct_base_ = Run("d", ProbeKind::kDirect, 0, 0.4, 0.90, 0.05);
+};
+
+TEST_F(TwinRule, StaleTwinFromBeforeTheThrottleIsNotEvidence) {
+  auto buffered = State(buffered_base_, buffered_slow_);
+  auto direct = State(direct_base_, Run("d", ProbeKind::kDirect, 880, 0.884, 0.90));  // 221 %
+  const ProbeSnapshot all = {buffered, direct};
+  ASSERT_EQ(FindTwin(all, *buffered), direct.get());
+  const Verdict v = VerdictOf(*buffered, direct.get());
+  EXPECT_EQ(v.cause, Cause::kUndetermined) << v.line;
+  EXPECT_TRUE(v.wants_twin_run) << v.line;
+  EXPECT_EQ(v.line.find("not the device"), std::string::npos) << v.line;  // the old answer
+  EXPECT_NE(v.line.find("direct twin has no run from the same moment (its last run started "
+                        "120 s before this run started)"),
+            std::string::npos)
+      << v.line;
+  EXPECT_EQ(TwinToRunNow(all, *buffered), direct.get());
+}
+
+TEST_F(TwinRule, ATwinRunThatCloselyFollowsDecides) {
+  auto buffered = State(buffered_base_, buffered_slow_);
+  const double end = buffered_slow_.start_time_seconds + buffered_slow_.duration_seconds;
+  // The follow-up run, throttled as well (2 % of its baseline): the device.
+  auto slow_twin = State(direct_base_, Run("d", ProbeKind::kDirect, end + 0.01, 0.008, 0.99));
+  Verdict v = VerdictOf(*buffered, slow_twin.get());
+  EXPECT_EQ(v.cause, Cause::kDevice) << v.line;
+  EXPECT_FALSE(v.wants_twin_run);
+  EXPECT_NE(v.line.find("direct twin at 2 %"), std::string::npos) << v.line;
+  const ProbeSnapshot all = {buffered, slow_twin};
+  EXPECT_EQ(TwinToRunNow(all, *buffered), nullptr);
+  // The same follow-up run unchanged (direct fine): not the device, as before the twin rule.
+  auto fine_twin = State(direct_base_, Run("d", ProbeKind::kDirect, end + 0.01, 0.39, 0.90));
+  v = VerdictOf(*buffered, fine_twin.get());
+  EXPECT_EQ(v.cause, Cause::kUndetermined) << v.line;
+  EXPECT_NE(v.line.find("not the device"), std::string::npos) << v.line;
+}
+
+TEST_F(TwinRule, WindowAndGeneration) {
+  const double end = buffered_slow_.start_time_seconds + buffered_slow_.duration_seconds;
+  auto twin_at = [&](double start) { return Run("d", ProbeKind::kDirect, start, 0.008, 0.99); };
+  EXPECT_TRUE(Contemporaneous(buffered_slow_, twin_at(buffered_slow_.start_time_seconds)));
+  EXPECT_TRUE(Contemporaneous(buffered_slow_, twin_at(end + kTwinWindowSeconds - 0.5)));
+  EXPECT_FALSE(Contemporaneous(buffered_slow_, twin_at(end + kTwinWindowSeconds + 0.5)));
+  EXPECT_FALSE(Contemporaneous(buffered_slow_, twin_at(buffered_slow_.start_time_seconds - 1)));
+  // A run closely following, but made under the twin's previous definition (a reload changed
+  // it since): not evidence either.
+  auto buffered = State(buffered_base_, buffered_slow_);
+  auto redefined = State(direct_base_, twin_at(end + 0.01), /*generation=*/2);
+  const Verdict v = VerdictOf(*buffered, redefined.get());
+  EXPECT_EQ(v.cause, Cause::kUndetermined) << v.line;
+  EXPECT_TRUE(v.wants_twin_run);
+  // No twin configured at all: the decision does not depend on one.
+  EXPECT_EQ(VerdictOf(*buffered, nullptr).cause, Cause::kDevice);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fleet bench (issue 17 item 4): tests/fleet/fleet_test.py with 100 iodriftd instances, a 2 s
 # scrape/evaluation interval, probes every 10 s and a 120 s measuring window; prints the figures of
-# README.md "A fleet: Prometheus per site, VictoriaMetrics central" (series per host, samples/s
+# docs/fleet.md "A fleet: Prometheus per site, VictoriaMetrics central" (series per host, samples/s
 # ingested by VictoriaMetrics, rule evaluation time, bytes per sample, 10,000-host extrapolation).
 # Not a timed test: exits 77 (skipped) unless IODRIFT_BENCH=1. Every FLEET_* can be overridden:
 #   IODRIFT_BENCH=1 IODRIFTD=build/bin/iodriftd tests/bench/fleet_bench.sh

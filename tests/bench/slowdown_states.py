@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What slows buffered reads on this machine (issue 15 item 4): the README table's source.
+"""What slows buffered reads on this machine: the source of the table in docs/diagnose.md.
 
 Runs `iodriftd --once --json` with a buffered, a direct and a cached probe on a 256 MiB file of
 random data on ext4 on a loop device (--direct-io=on: the backing file adds no second cache), in

@@ -126,6 +126,18 @@ probes::ProbeSnapshot Snap(probes::ProbeState state) {
   return {std::make_shared<const probes::ProbeState>(std::move(state))};
 }
 
+TEST(ProbesApiJson, HistoryPointsSayWhetherTheyAreInTheDriftWindow) {
+  probes::ProbeState rec = RandomRecord();
+  probes::ProbeResult suspect = rec.last;
+  suspect.suspect = {"io_pressure"};  // kept out of the window behind the correlations
+  rec.history = rec.history.Append(probes::MakeHistoryPoint(rec.last, 2000.0, nullptr), 240);
+  rec.history = rec.history.Append(probes::MakeHistoryPoint(suspect, 2000.0, nullptr), 240);
+  const std::string json = ProbesApiJson(std::nullopt, std::nullopt, 240, Snap(rec));
+  const auto first = json.find(R"("drift_window":true)");
+  ASSERT_NE(first, std::string::npos) << json;
+  EXPECT_NE(json.find(R"("drift_window":false)", first), std::string::npos) << json;
+}
+
 TEST(ProbesApiJson, IsValidJsonWithTheHeaderFirst) {
   const std::string json = ProbesApiJson(std::string("b"), 12.5, 240, Snap(WithHistory(3)));
   EXPECT_TRUE(JsonChecker(json).Valid()) << json;
@@ -154,7 +166,7 @@ TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
   EXPECT_NE(json.find(R"("runs":{"ok":3,"error":0,"timeout":1,"skipped":0})"), std::string::npos);
   EXPECT_NE(
       json.find(
-          R"("history":[{"time_seconds":1000,"boot_id":"boot-1","uptime_seconds":10,"result":"ok","figure":1000,"baseline":2000,"ratio":0.5,"features":{"uptime_seconds":10,"mem_free_bytes":4096,"cached_bytes":null,)"),
+          R"("history":[{"time_seconds":1000,"boot_id":"boot-1","uptime_seconds":10,"result":"ok","figure":1000,"baseline":2000,"ratio":0.5,"drift_window":true,"features":{"uptime_seconds":10,"mem_free_bytes":4096,"cached_bytes":null,)"),
       std::string::npos)
       << json;
   EXPECT_NE(json.find(R"("time_seconds":1001,)"), std::string::npos);

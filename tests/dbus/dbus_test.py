@@ -96,8 +96,8 @@ try:
             fail(f"iodriftctl run unknown: rc={res.returncode} {res.stderr}")
 
         # Explain: rnd ran (at least) three times above; the answer comes from those results.
-        # The text opens with the verdict line, then "probe NAME (KIND…" (README "Reading a
-        # slowdown").
+        # The text opens with the verdict line, then "probe NAME (KIND…" (docs/reading-drift.md
+        # "Reading a slowdown").
         res = dbus.ctl(addr, "explain", "rnd")
         if (res.returncode != 0 or not res.stdout.startswith("Verdict: ")
                 or not res.stdout.split("\n", 1)[-1].startswith("probe rnd (random")

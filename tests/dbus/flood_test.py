@@ -19,7 +19,7 @@ daemon, and repeats the flood to see whether memory grows with the number of cal
     keeps freed memory resident; LeakSanitizer checks leaks at exit there). The daemon is
     alive and exits 0 on SIGTERM.
 
-Measured RSS figures are printed (the README's Reliability section quotes them).
+Measured RSS figures are printed (docs/testing.md "Reliability" quotes them).
 """
 import os
 import shutil

@@ -2,7 +2,9 @@
 """Hung I/O: probes on a FUSE file whose read() never returns (faultfs hang.dat).
 
 Part 1, while the read stays hung:
-  * /metrics keeps answering within its normal latency (every scrape < 1 s);
+  * /metrics keeps answering: every scrape returns within SCRAPE_LIMIT_S, above the 4 s collector
+    deadline (a scrape that waited on the hung probe would never return; a loaded machine may
+    make an ordinary scrape slow, which is not what this checks);
   * the first run on the hung target is recorded as result="timeout", and every later run due
     on that device as "skipped": exactly one read is ever blocked in faultfs (no probe piles onto
     the stuck target) and the daemon's thread count stays flat;
@@ -35,7 +37,7 @@ fuse.need_faultfs()
 INTERVAL_S = 3          # probe interval
 TIMEOUT_S = 2           # probe timeout on the hung target
 WATCH_S = 4 * INTERVAL_S  # how long part 1 watches after the first timeout
-SCRAPE_LIMIT_S = 1.0    # a scrape slower than this fails the test
+SCRAPE_LIMIT_S = 6.0    # a scrape slower than this fails the test (see the top)
 STOP_LIMIT_S = 5.0      # SIGTERM → stopped
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Two real slowdowns of one buffered probe, and whether `iodriftctl diagnose` tells them apart
-(issue 15 items 3 and 4, "Done when").
+"""Two real slowdowns of one buffered probe, and whether the verdict and `iodriftctl diagnose`
+tell them apart.
 
 A `buffered` probe and its `direct` twin (64 MiB, time budget 2 s, every 5 s: more than the ~2 s
 after which this VM's free page reporting hands free memory back to the hypervisor) read a
@@ -14,7 +14,7 @@ after which this VM's free page reporting hands free memory back to the hypervis
      step can undo a device limit) and the direct twin is slow too.
   3. memory: limit removed, helper stopped, free memory left idle (reported to the host). When
      this makes buffered slower than 0.67 of the baseline (the state of PROBES.md §3.2 and of
-     the README's item-4 table), diagnose must recover it (by one of its memory steps, in
+     the table in docs/diagnose.md), diagnose must recover it (by one of its memory steps, in
      practice warm_free_memory or drop_caches, whose freed pages are backed). When the machine
      does not show that slowdown (bare metal, no free page reporting, a busy machine) the test
      is SKIPPED with the figures it measured — never passed.
@@ -22,10 +22,11 @@ after which this VM's free page reporting hands free memory back to the hypervis
 Checked besides: the recovery metrics (iodrift_probe_recovery_ratio{probe,step},
 iodrift_probe_recovery_timestamp_seconds{probe}) and the status page's "last diagnose" section.
 
-Verdict (`iodriftctl explain NAME --json` top-level "verdict", engineer `why`'s contract):
-check_verdicts() expects "device" in phase 2 and "memory_management" in phase 3, each on the
-slow runs before diagnose re-measures. Until that
-field exists the check prints NOT CHECKED; with IODRIFT_EXPECT_VERDICT=1 a missing field FAILS.
+Verdict (`iodriftctl explain NAME --json` top-level "verdict"): check_verdicts() expects
+"device" in phase 2 and "memory_management" in phase 3, each on the slow runs before diagnose
+re-measures, once the direct twin has a run from the same moment (the twin rule); in phase 3
+undetermined is accepted (never a wrong cause: how a memory slowdown splits into time parts is
+the machine's).
 
 Needs root, losetup, mkfs.ext4, dbus-daemon and a block cgroup controller; else exit 77.
 """
@@ -88,16 +89,27 @@ def diagnose(bus, name):
     return out
 
 
-def check_verdicts(bus, expected):
-    """The verdict contract of `iodriftctl explain NAME --json` (merged from branch why)."""
-    res = ctl(bus.address, "explain", BUF, "--json")
-    if res.returncode != 0:
-        fail(f"iodriftctl explain {BUF} exited {res.returncode}: {res.stderr}")
-    doc = json.loads(res.stdout)
-    if "verdict" not in doc:
-        if os.environ.get("IODRIFT_EXPECT_VERDICT") == "1":
-            fail(f"IODRIFT_EXPECT_VERDICT=1 but `iodriftctl explain --json` has no verdict: {doc}")
-        print(f"verdict NOT CHECKED (no verdict field yet; expected {expected})")
+def check_verdicts(bus, expected, undetermined_ok=False):
+    """The verdict contract of `iodriftctl explain NAME --json` ("verdict", "verdict_text").
+
+    A slow buffered run whose direct twin last ran before it is undetermined until the daemon's
+    follow-up twin run (the twin rule, docs "Reading a slowdown") lands: wait for that, bounded.
+    """
+    def decided():
+        res = ctl(bus.address, "explain", BUF, "--json")
+        if res.returncode != 0:
+            fail(f"iodriftctl explain {BUF} exited {res.returncode}: {res.stderr}")
+        doc = json.loads(res.stdout)
+        if "verdict" not in doc:
+            fail(f"`iodriftctl explain --json` has no verdict: {doc}")
+        return None if "no run from the same moment" in doc.get("verdict_text", "") else doc
+    doc = wait_for("a verdict with a contemporaneous direct twin run", decided, timeout=120,
+                   interval=1)
+    if doc["verdict"] == "undetermined" and undetermined_ok:
+        # Never a wrong cause; but what this machine's slowdown looks like in the time parts
+        # is the machine's (the figures are in the text).
+        print(f"verdict undetermined (accepted here, {expected!r} not confirmed): "
+              f"{doc.get('verdict_text')}")
         return
     if doc["verdict"] != expected:
         fail(f"verdict {doc['verdict']!r} ({doc.get('verdict_text')}), expected {expected!r}")
@@ -171,7 +183,7 @@ def main():
                          f"{', '.join(f'{r:.2f}' for r in ratios)}, baseline "
                          f"{baseline / 1e6:.0f} MB/s formed with free memory kept warm); "
                          f"the device half passed: {device['text']}")
-                check_verdicts(bus, "memory_management")  # the last run is a slow one
+                check_verdicts(bus, "memory_management", undetermined_ok=True)  # a slow last run
                 memory = diagnose(bus, BUF)
                 f = memory["figures"]
                 if f.get("ratio.measure", 1) >= SLOW:

@@ -26,7 +26,7 @@ generated config:
   * VictoriaMetrics holds no raw series (the example forwards only iodrift:* and ALERTS), and
     Prometheus reports no failed remote-write samples.
 
-Figures printed at the end (README "A fleet: Prometheus per site, VictoriaMetrics central"):
+Figures printed at the end (docs/fleet.md "A fleet: Prometheus per site, VictoriaMetrics central"):
 series per host at the site and centrally, samples/s ingested by VictoriaMetrics
 (vm_rows_inserted_total over a window of FLEET_SECONDS), recording/alert rule evaluation time
 (/api/v1/rules evaluationTime), remote-write bytes per sample, VictoriaMetrics bytes per stored

@@ -60,8 +60,8 @@ TEST(TimeParts, WithoutSchedstatOrDeviceTheRestIsOther) {
 }
 
 // Runs recorded with `iodriftd --once --json` on this machine class (2 vCPU VM, loop device on
-// virtio; README "Reading a slowdown"): the raw deltas RunContext measured, one per kind. The
-// parts must add up to the wall time within 10 %.
+// virtio; docs/reading-drift.md "Reading a slowdown"): the raw deltas RunContext measured, one per
+// kind. The parts must add up to the wall time within 10 %.
 struct Recorded {
   const char* kind;
   TimePartsInput in;

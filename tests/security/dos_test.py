@@ -8,7 +8,7 @@
   expect     Expect: 100-continue, body never sent    (plain)
   handshake  TLS handshakes never finished            (TLS)
 
-For each: zero failed scrapes (no answer within 8 s, or not 200) and p99 under a generous 2.5 s (the figures in README come from
+For each: zero failed scrapes (no answer within 8 s, or not 200) and p99 under a generous 2.5 s (the figures in docs/security.md come from
 the benchmark run of the same code, tests/lib/iodrift_test/hostile_clients.py). Before the fix, slowloris
 beyond max_connections made scrapes wait ~10 s (the connection timeout) and fail, slow bodies
 were never cut, and stalled TLS handshakes failed scrapes.

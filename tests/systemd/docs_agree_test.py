@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Help, man pages and README agree (issue 14 item 4).
+"""Help, man pages and the docs agree.
 
 Extracted from the code and the binaries' --help:
   - HTTP endpoints: every server_.Route("PATH", ...) in daemon/*.cpp;
@@ -7,8 +7,8 @@ Extracted from the code and the binaries' --help:
   - iodriftctl commands and options: the "Commands:" and "Options:" parts of `iodriftctl --help`,
     and each command's --json when its own help offers it;
   - exit statuses: the numbers of the "Exit status" lines of both --help texts.
-Each must appear in iodriftd.8 / iodriftctl.1 (roff escapes undone) and in README.md; the
-endpoints also in `iodriftd --help`. Fails naming every missing item.
+Each must appear in iodriftd.8 / iodriftctl.1 (roff escapes undone) and in the docs set (README.md
+and docs/*.md); the endpoints also in `iodriftd --help`. Fails naming every missing item.
 Usage: docs_agree_test.py SOURCE_DIR IODRIFTD IODRIFTCTL
 """
 import glob
@@ -47,8 +47,11 @@ def need(item, where, text, name):
         problems.append(f"{name} lacks {item!r} ({where})")
 
 
-with open(os.path.join(src, "README.md")) as f:
-    readme = f.read()
+DOCS = "the docs (README.md, docs/*.md)"
+readme = ""
+for path in [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md"))):
+    with open(path) as f:
+        readme += f.read() + "\n"
 man8 = roff_text(os.path.join(src, "systemd/iodriftd.8"))
 man1 = roff_text(os.path.join(src, "systemd/iodriftctl.1"))
 d_help = run(iodriftd, "--help")
@@ -67,12 +70,12 @@ for ep in sorted(endpoints):
     # In the man page an endpoint is a tagged paragraph of its own.
     if not re.search(rf"^{re.escape(ep)}\s*$", man8, flags=re.M):
         problems.append(f"iodriftd.8 lacks endpoint {ep!r} (ENDPOINTS)")
-    need(f"`{ep}", "endpoint in the code", readme, "README.md")
+    need(f"`{ep}", "endpoint in the code", readme, DOCS)
 
 # iodriftd options.
 for flag in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", d_help))):
     need(flag, "iodriftd --help", man8, "iodriftd.8")
-    need(flag, "iodriftd --help", readme, "README.md")
+    need(flag, "iodriftd --help", readme, DOCS)
 
 # iodriftctl commands and options.
 commands = re.findall(r"^  ([a-z]+)\b", section(c_help, "Commands"), flags=re.M)
@@ -82,15 +85,15 @@ if len(commands) < 5:
 for cmd in commands:
     if not re.search(rf"^{cmd}\b", man1, flags=re.M):
         problems.append(f"iodriftctl.1 lacks command {cmd!r}")
-    # README: `iodriftctl CMD` in the text or CMD as a line of its iodriftctl synopsis block.
+    # Docs: `iodriftctl CMD` in the text or CMD as a line of its iodriftctl synopsis block.
     if not re.search(rf"(iodriftctl {cmd}\b|^ +{cmd}\b)", readme, flags=re.M):
-        problems.append(f"README.md lacks iodriftctl command {cmd!r}")
+        problems.append(f"{DOCS} lack iodriftctl command {cmd!r}")
     sub_help = run(iodriftctl, cmd, "--help")
     if "--json" in sub_help.split("\n")[0]:
         if not re.search(rf"^{cmd} .*--json", man1, flags=re.M):
             problems.append(f"iodriftctl.1 lacks '{cmd} --json'")
         if not re.search(rf"\b{cmd}( NAME)? \[?--json", readme):
-            problems.append(f"README.md lacks '{cmd} [--json]'")
+            problems.append(f"{DOCS} lack '{cmd} [--json]'")
 for flag in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", section(c_help, "Options")))):
     need(flag, "iodriftctl --help", man1, "iodriftctl.1")
 

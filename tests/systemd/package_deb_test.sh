@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the Debian package the way a packager would (prefix /usr, `cpack -G DEB`) in a scratch
 # build dir, then checks it without installing anything on this machine:
-#   - `dpkg -c` lists every file the unit, D-Bus and the README promise, at the paths they name;
+#   - `dpkg -c` lists every file the unit, D-Bus and docs/install.md promise, at the paths they name;
 #   - the control files: Depends on the runtime libraries, the config as a conffile, a postinst
 #     that runs systemd-sysusers and enables/starts nothing;
 #   - extracted into a scratch root: systemd-sysusers --root creates the iodrift user there, the

@@ -112,7 +112,7 @@ uptime_seconds and boot_time_seconds.
 
 Prints the verdict line first ("Verdict: CAUSE: FIGURES", CAUSE one of device,
 memory_management, cpu_contention, undetermined: which part of the run's time grew against the
-baseline runs; README "Reading a slowdown"), then probe NAME's last figure, where the last run's
+baseline runs; docs/reading-drift.md "Reading a slowdown"), then probe NAME's last figure, where the last run's
 time went, its ratio to the post-boot baseline (the median of the first
 clean runs after boot), the worst ratio of this boot with the uptime it happened at, and the
 memory-state features ranked by |Spearman rho| with the figure over the recent runs, each with
