@@ -23,6 +23,41 @@ std::string Milliseconds(CollectorRunner::Clock::duration d) {
 
 }  // namespace
 
+std::uint64_t InFlightReads::Begin(const std::string& key, Clock::time_point started) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t ticket = ++next_ticket_;
+  reads_.emplace(key, std::make_pair(ticket, started));
+  return ticket;
+}
+
+void InFlightReads::End(const std::string& key, std::uint64_t ticket) {
+  std::lock_guard lock(mu_);
+  auto [first, last] = reads_.equal_range(key);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.first == ticket) {
+      reads_.erase(it);
+      return;
+    }
+  }
+}
+
+std::optional<InFlightReads::Clock::time_point> InFlightReads::OldestBefore(
+    const std::string& key, Clock::time_point cutoff) const {
+  std::lock_guard lock(mu_);
+  std::optional<Clock::time_point> oldest;
+  auto [first, last] = reads_.equal_range(key);
+  for (auto it = first; it != last; ++it) {
+    const auto started = it->second.second;
+    if (started <= cutoff && (!oldest || started < *oldest)) oldest = started;
+  }
+  return oldest;
+}
+
+std::size_t InFlightReads::Count() const {
+  std::lock_guard lock(mu_);
+  return reads_.size();
+}
+
 // One scrape's reads: filled in by the workers, taken by the scrapes that joined it.
 struct CollectorRunner::Round {
   std::vector<Outcome> outcomes;
@@ -47,20 +82,28 @@ struct CollectorRunner::Worker {
 struct CollectorRunner::Shared {
   struct Slot {
     std::shared_ptr<const Collector> collector;
+    std::string key;       // in `in_flight`: proc root and collector name
     bool reading = false;  // a worker is inside its Collect()
     bool stuck = false;    // a scrape gave up on that read
     Clock::time_point started{};
     std::uint64_t reads = 0;
   };
 
-  Shared(std::vector<std::shared_ptr<const Collector>> collectors, ProcRoot r, Clock::duration h)
-      : root(std::move(r)), hedge(h) {
+  Shared(std::vector<std::shared_ptr<const Collector>> collectors, ProcRoot r, Clock::duration h,
+         std::shared_ptr<InFlightReads> reads)
+      : root(std::move(r)),
+        hedge(h),
+        in_flight(reads ? std::move(reads) : std::make_shared<InFlightReads>()) {
     slots.reserve(collectors.size());
-    for (auto& collector : collectors) slots.push_back(Slot{std::move(collector)});
+    for (auto& collector : collectors) {
+      std::string key = root.root().string() + '\n' + std::string(collector->Name());
+      slots.push_back(Slot{std::move(collector), std::move(key)});
+    }
   }
 
   const ProcRoot root;
   const Clock::duration hedge;
+  const std::shared_ptr<InFlightReads> in_flight;  // shared with the runners of other reloads
 
   std::mutex mu;
   std::condition_variable done_cv;  // a round finished (scrapes wait on it)
@@ -104,6 +147,8 @@ struct CollectorRunner::Shared {
       self.current = i;
       const Clock::time_point started = slot.started;
       const Collector& collector = *slot.collector;
+      const std::string& key = slot.key;
+      const std::uint64_t ticket = shared.in_flight->Begin(key, started);
       lock.unlock();
 
       Outcome outcome;
@@ -114,6 +159,7 @@ struct CollectorRunner::Shared {
       }
       outcome.took = Clock::now() - started;
       if (!outcome.result) outcome.families.clear();
+      shared.in_flight->End(key, ticket);
 
       lock.lock();
       self.reading = false;
@@ -140,6 +186,7 @@ struct CollectorRunner::Shared {
       Slot& slot = slots[i];
       if (slot.reading) {
         slot.stuck = true;
+        r.outcomes[i].stuck = true;
         r.outcomes[i].took = now - slot.started;
         r.outcomes[i].result =
             Fail(ETIMEDOUT, "read did not finish within " + Milliseconds(now - slot.started) +
@@ -163,8 +210,10 @@ struct CollectorRunner::Shared {
 };
 
 CollectorRunner::CollectorRunner(std::vector<std::shared_ptr<const Collector>> collectors,
-                                 ProcRoot root, Clock::duration hedge)
-    : shared_(std::make_shared<Shared>(std::move(collectors), std::move(root), hedge)) {}
+                                 ProcRoot root, Clock::duration hedge,
+                                 std::shared_ptr<InFlightReads> in_flight)
+    : shared_(std::make_shared<Shared>(std::move(collectors), std::move(root), hedge,
+                                       std::move(in_flight))) {}
 
 CollectorRunner::~CollectorRunner() {
   std::unique_lock lock(shared_->mu);
@@ -205,9 +254,14 @@ std::vector<CollectorRunner::Outcome> CollectorRunner::Scrape(Clock::time_point 
     const auto now = Clock::now();
     for (std::size_t i = 0; i < s.slots.size(); ++i) {
       const auto& slot = s.slots[i];
-      if (slot.stuck) {
+      // Stuck here, or a read of the same file left blocked by the runner a reload replaced.
+      const std::optional<Clock::time_point> blocked =
+          slot.stuck ? std::optional(slot.started)
+                     : s.in_flight->OldestBefore(slot.key, now - s.hedge);
+      if (blocked) {
+        round->outcomes[i].stuck = true;
         round->outcomes[i].result =
-            Fail(ETIMEDOUT, "previous read still blocked for " + Seconds(now - slot.started) +
+            Fail(ETIMEDOUT, "previous read still blocked for " + Seconds(now - *blocked) +
                                 " s (not started again until it returns)");
         round->done[i] = 1;
       } else {

@@ -18,13 +18,24 @@
 //   returns, its late result is dropped and the next scrape reads it again.
 // - The destructor never waits for a stuck read: a worker in a read is detached; it owns only
 //   shared state (the collectors and the proc root), so shutdown and reloads return at once.
+// - Stuck reads outlive the runner: every read is entered in an InFlightReads registry under its
+//   proc root and collector name, and runners built by a reload share their predecessor's
+//   registry. A collector with a read of the same key in flight longer than `hedge` (left blocked
+//   by an earlier runner) is reported stuck at once and not read again until that read returns —
+//   so no number of reloads adds a thread or a deadline wait for one hung file. The detached
+//   thread leaves the registry and exits when its read finally returns.
 //
-// Thread-safety: Scrape() may be called from any number of threads at once.
+// Thread-safety: Scrape() may be called from any number of threads at once; InFlightReads is
+// thread-safe.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,12 +53,35 @@ inline constexpr std::chrono::milliseconds kDefaultCollectorTimeout{4000};
 // A read this slow gets the reads queued behind it moved to a fresh worker.
 inline constexpr std::chrono::milliseconds kDefaultCollectorHedge{250};
 
+// The collector reads in flight, across runners: (proc root, collector name) -> start times.
+class InFlightReads {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Enters a read of `key` started at `started`; returns its ticket for End().
+  std::uint64_t Begin(const std::string& key, Clock::time_point started);
+  // The read with `ticket` returned.
+  void End(const std::string& key, std::uint64_t ticket);
+  // Start of the oldest read of `key` still in flight that started at or before `cutoff`, if any.
+  std::optional<Clock::time_point> OldestBefore(const std::string& key,
+                                                Clock::time_point cutoff) const;
+  // Reads in flight now (for tests and the stuck-read bound).
+  std::size_t Count() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::uint64_t next_ticket_ = 0;
+  std::multimap<std::string, std::pair<std::uint64_t, Clock::time_point>> reads_;
+};
+
 class CollectorRunner {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // `in_flight`: the registry shared with the runners this one replaces (null: a fresh one).
   CollectorRunner(std::vector<std::shared_ptr<const Collector>> collectors, ProcRoot root,
-                  Clock::duration hedge = kDefaultCollectorHedge);
+                  Clock::duration hedge = kDefaultCollectorHedge,
+                  std::shared_ptr<InFlightReads> in_flight = nullptr);
   ~CollectorRunner();
   CollectorRunner(const CollectorRunner&) = delete;
   CollectorRunner& operator=(const CollectorRunner&) = delete;
@@ -60,6 +94,9 @@ class CollectorRunner {
     // ETIMEDOUT when the read was not done by the deadline or the collector is stuck; else the
     // collector's own result.
     Expected<void> result;
+    // The collector's read is blocked: it missed this deadline, or an earlier read of it (also
+    // one a replaced runner started) still has not returned. Implies !result.
+    bool stuck = false;
     std::chrono::duration<double> took{0};  // the read's own time (or the time waited for it)
     std::vector<prometheus::MetricFamily> families;  // empty unless result is ok
   };

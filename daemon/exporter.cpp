@@ -17,6 +17,7 @@ namespace iodrift::daemon {
 
 struct Exporter::CollectorSet {
   ProcRoot root;
+  config::CollectorsConfig config;  // what it was built from (a reload with the same keeps it)
   // Runs the reads off the HTTP threads (one worker, sequentially), with a deadline.
   std::unique_ptr<CollectorRunner> runner;
   // Last outcome per collector, for log-once. Atomic: concurrent scrapes update it.
@@ -32,7 +33,12 @@ Exporter::Exporter(const ProcRoot& root, const config::CollectorsConfig& collect
 Exporter::~Exporter() = default;
 
 void Exporter::Reconfigure(const ProcRoot& root, const config::CollectorsConfig& collectors) {
+  // The same collectors over the same root: keep the runner (its stuck reads, its worker and
+  // its kept files), so a reload costs nothing here.
+  const auto current = Current();
+  if (current && current->root.root() == root.root() && current->config == collectors) return;
   auto set = std::make_shared<CollectorSet>();
+  set->config = collectors;
   // The collectors' procfs/sysfs files stay open between scrapes (re-read with pread).
   set->root = root.KeepingFilesOpen();
   auto made = proc::MakeStateCollectors(collectors);
@@ -40,8 +46,20 @@ void Exporter::Reconfigure(const ProcRoot& root, const config::CollectorsConfig&
   std::vector<std::shared_ptr<const Collector>> shared;
   shared.reserve(made.size());
   for (auto& collector : made) shared.emplace_back(std::move(collector));
-  set->runner = std::make_unique<CollectorRunner>(std::move(shared), set->root);
+  // Reads a replaced runner left blocked stay known to the new one (no second read of them).
+  set->runner = std::make_unique<CollectorRunner>(std::move(shared), set->root,
+                                                  kDefaultCollectorHedge, in_flight_);
   set->last_state = std::make_unique<std::atomic<int>[]>(set->runner->Size());
+  // Log-once carries over: a collector failing before the reload is not logged again.
+  if (current) {
+    for (std::size_t i = 0; i < set->runner->Size(); ++i) {
+      for (std::size_t j = 0; j < current->runner->Size(); ++j) {
+        if (current->runner->Name(j) == set->runner->Name(i)) {
+          set->last_state[i] = current->last_state[j].load();
+        }
+      }
+    }
+  }
   std::lock_guard lock(mu_);
   set_ = std::move(set);
 }
@@ -66,6 +84,12 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
                  "1 when the collector read its source on this scrape, else 0.", MetricType::Gauge);
   auto duration = MakeFamily("iodrift_collector_duration_seconds",
                              "Time the collector took on this scrape.", MetricType::Gauge);
+  auto stuck = MakeFamily(
+      "iodrift_collector_stuck",
+      "1 when the collector's read is blocked in the kernel (it missed this scrape's deadline, "
+      "or an earlier read, also one from before a reload, has not returned): no other read of "
+      "it starts until that one returns.",
+      MetricType::Gauge);
   auto collisions =
       MakeFamily("iodrift_collector_name_collisions",
                  "Families the collector dropped on this scrape because their metric name (after "
@@ -92,6 +116,7 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
     Labels labels{{"collector", std::string(name)}};
     AddSample(collisions, static_cast<double>(dropped), labels);
     AddSample(success, result ? 1 : 0, labels);
+    AddSample(stuck, outcomes[i].stuck ? 1 : 0, labels);
     AddSample(duration, outcomes[i].took.count(), std::move(labels));
     int state = result ? 1 : 2;
     int previous = set->last_state[i].exchange(state);
@@ -106,6 +131,7 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   }
   out.push_back(std::move(success));
   out.push_back(std::move(duration));
+  out.push_back(std::move(stuck));
   out.push_back(std::move(collisions));
 
   auto build = MakeFamily("iodrift_build_info", "iodrift version and git revision; value 1.",

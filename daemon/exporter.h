@@ -12,6 +12,11 @@
 // iodrift_collector_success / iodrift_collector_duration_seconds; a collector that starts
 // failing is logged once (warn), and once more when it recovers — never on every scrape.
 //
+// A collector whose read is blocked is exported as iodrift_collector_stuck 1. Reconfigure() (a
+// reload) keeps the collector set when neither the proc root nor the `collectors:` section
+// changed; otherwise the new runner shares the old one's InFlightReads, so a read still blocked
+// from before is neither started again nor waited for, whatever the number of reloads.
+//
 // Thread-safety: Collect()/RenderText() may run concurrently on HTTP threads; Reconfigure() swaps
 // the collector set atomically (scrapes in flight finish on the old set).
 #pragma once
@@ -40,7 +45,7 @@ class Exporter {
            std::chrono::milliseconds collector_timeout = kDefaultCollectorTimeout);
   ~Exporter();
 
-  // Replaces the proc root and the state collectors.
+  // Replaces the proc root and the state collectors (keeps them when both are unchanged).
   void Reconfigure(const ProcRoot& root, const config::CollectorsConfig& collectors);
 
   // Adds a source of families (called on every scrape, after the collectors).
@@ -56,6 +61,8 @@ class Exporter {
   std::shared_ptr<const CollectorSet> Current() const;
 
   const std::chrono::milliseconds collector_timeout_;
+  // Collector reads in flight, shared by the runners of every reload.
+  const std::shared_ptr<InFlightReads> in_flight_ = std::make_shared<InFlightReads>();
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
   std::vector<FamilySource> sources_;

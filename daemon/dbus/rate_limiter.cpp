@@ -2,8 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace iodrift::daemon::dbus {
+
+std::string DescribeLimit(const RateLimit& limit) {
+  auto number = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return std::string(text);
+  };
+  std::string out = number(limit.burst) + " at once, then ";
+  if (limit.per_second <= 0) return out + "none";
+  if (limit.per_second >= 1) return out + number(limit.per_second) + " a second";
+  return out + "one every " + number(1 / limit.per_second) + " s";
+}
 
 RateLimiter::RateLimiter(RateLimiterOptions options) : options_(options) {
   global_.tokens = options_.global.burst;

@@ -29,6 +29,9 @@ struct RateLimiterOptions {
   std::size_t max_callers = 1024;  // tracked callers; full (idle) buckets are forgotten beyond this
 };
 
+// "3 at once, then one every 2 s": a limit as its refusals name it.
+std::string DescribeLimit(const RateLimit& limit);
+
 class RateLimiter {
  public:
   using Clock = std::chrono::steady_clock;

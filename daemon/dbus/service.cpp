@@ -181,7 +181,8 @@ struct DbusService::Impl {
       : options(std::move(opts)),
         scheduler(sched),
         reload(std::move(reload_fn)),
-        limiter(options.rate_limits) {}
+        limiter(options.rate_limits),
+        reload_limiter(options.reload_rate_limits) {}
 
   // Bus-thread handlers (called by Monitor).
   std::vector<sdbus::Struct<std::string, std::string, std::string>> ListProbes();
@@ -196,7 +197,7 @@ struct DbusService::Impl {
                                                                      const DiagnoseCaller& caller);
   std::map<std::string, std::uint64_t> Snapshot();
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
-  std::vector<std::string> Reload();
+  std::vector<std::string> Reload(std::uint32_t uid);
   // Throws AccessDenied unless `sender` may call `method` (see DbusServiceOptions::admin_group);
   // returns the caller's uid.
   std::uint32_t Authorize(const std::string& sender, const char* method);
@@ -215,7 +216,8 @@ struct DbusService::Impl {
   Scheduler& scheduler;
   ReloadFn reload;
   RateLimiter limiter;
-  std::string mode;  // resolved: system | session | ADDRESS
+  RateLimiter reload_limiter;  // Reload, keyed by caller uid
+  std::string mode;            // resolved: system | session | ADDRESS
 
   // The connection and the exported object; replies and signals are sent under bus_mu so they
   // never race the teardown. Bus-thread callbacks never take bus_mu.
@@ -309,8 +311,7 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
   }
   std::vector<std::string> Reload() override {
     const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
-    impl_.Authorize(message ? message->getSender() : std::string(), "Reload");
-    return impl_.Reload();
+    return impl_.Reload(impl_.Authorize(message ? message->getSender() : std::string(), "Reload"));
   }
   std::string Version() override { return IODRIFT_VERSION; }
 
@@ -498,7 +499,20 @@ std::uint32_t DbusService::Impl::Authorize(const std::string& sender, const char
                                 : "; the bus did not say who the caller is"));
 }
 
-std::vector<std::string> DbusService::Impl::Reload() {
+std::vector<std::string> DbusService::Impl::Reload(std::uint32_t uid) {
+  // Root and the daemon's own user may send SIGHUP, an unlimited reload: no limit for them. The
+  // others (group members) are limited by uid, so a new connection per call gains nothing.
+  if (uid != 0 && uid != geteuid()) {
+    if (auto wait = reload_limiter.Acquire("uid " + std::to_string(uid)); wait.count() > 0) {
+      spdlog::debug("dbus: reload rate limited uid={} retry_ms={}", uid, wait.count());
+      const auto& limits = options.reload_rate_limits;
+      throw sdbus::Error(kErrorRateLimited, "Reload rate limit reached (per caller " +
+                                                DescribeLimit(limits.per_caller) +
+                                                "; all callers " + DescribeLimit(limits.global) +
+                                                "); retry in " + std::to_string(wait.count()) +
+                                                " ms");
+    }
+  }
   if (!reload) return {};
   try {
     return reload();

@@ -8,7 +8,9 @@
 // from the app's ResultStore), Reload (through a callback of the app), the
 // ProbeCompleted signal for every recorded result (scheduled or on demand) and the Version
 // property. RunProbe is rate limited per caller and globally (rate_limiter.h) and at most
-// `max_pending` requests wait at once (Busy beyond).
+// `max_pending` requests wait at once (Busy beyond). Reload is rate limited per caller uid and
+// globally (`reload_rate_limits`), refused with RateLimited naming the limit — except for root and
+// the daemon's own user, who may send SIGHUP (an unlimited reload) anyway.
 //
 // Bus choice (`mode`, the `dbus` config key): "system", "session", an ADDRESS
 // ("unix:path=/run/x"), or "auto": the system bus when it is reachable and the name can be owned
@@ -65,6 +67,8 @@ struct DbusServiceOptions {
   RecordFn record;                 // for Explain; without it Explain answers Failed
   Diagnoser* diagnoser = nullptr;  // for Diagnose*; without it they answer Failed
   RateLimiterOptions rate_limits;
+  // Reload, per caller uid: 3 at once, then one every 5 s; all callers: 5, then one every 2 s.
+  RateLimiterOptions reload_rate_limits{RateLimit{3, 0.2}, RateLimit{5, 0.5}};
   std::size_t max_pending = 64;         // RunProbe requests waiting for a result, then Busy
   std::string admin_group = "iodrift";  // members may RunProbe and Reload (besides root)
 };

@@ -3,20 +3,27 @@
 // once without starting another read, and the next scrape after the read returns reads again.
 // Other collectors are not held up (they move to a fresh worker); the common path reads every
 // collector on one worker thread; the runner's destructor does not wait for a stuck read.
+// A read left blocked by a runner stays known to the runners that replace it (reloads) through
+// their shared InFlightReads: reported stuck at once, never read a second time, no thread added.
 #include "daemon/collector_runner.h"
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "collectors/common/families.h"
+#include "tests/daemon/process_threads.h"
 
 namespace iodrift::daemon {
 namespace {
+
+using testing::ProcessThreads;
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -240,6 +247,127 @@ TEST(CollectorRunner, DestructorDoesNotWaitForAStuckRead) {
   }
   EXPECT_LT(Clock::now() - start, 10s);
   gate->Open();  // the detached worker finishes and exits on its own
+}
+
+// Waits (bounded) until `in_flight` holds `count` reads.
+bool WaitForInFlight(const InFlightReads& in_flight, std::size_t count) {
+  const auto until = Clock::now() + 30s;
+  while (in_flight.Count() != count && Clock::now() < until) std::this_thread::sleep_for(5ms);
+  return in_flight.Count() == count;
+}
+
+TEST(CollectorRunner, BlockedReadStaysKnownToTheRunnerThatReplacesIt) {
+  auto gate = std::make_shared<Gate>();
+  gate->blocking = true;
+  auto in_flight = std::make_shared<InFlightReads>();
+  const ProcRoot root("/nonexistent");
+  {
+    CollectorRunner old(
+        Collectors{std::make_shared<ThreadCollector>("a"), std::make_shared<GatedCollector>(gate)},
+        root, 50ms, in_flight);
+    auto first = old.Scrape(Clock::now() + 200ms);
+    ASSERT_FALSE(first[1].result);
+    EXPECT_TRUE(first[1].stuck);
+    EXPECT_FALSE(first[0].stuck);
+  }  // a reload: the old runner goes, its read stays blocked
+  ASSERT_EQ(in_flight->Count(), 1u);
+
+  // The new runner's collectors are new objects (a reload rebuilds them), same names and root.
+  CollectorRunner runner(
+      Collectors{std::make_shared<ThreadCollector>("a"), std::make_shared<GatedCollector>(gate)},
+      root, 50ms, in_flight);
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = Clock::now();
+    auto out = runner.Scrape(t0 + 30s);
+    EXPECT_LT(Clock::now() - t0, 5s) << "waited for the deadline of a read known to be stuck";
+    ASSERT_TRUE(out[0].result);
+    ASSERT_FALSE(out[1].result);
+    EXPECT_TRUE(out[1].stuck);
+    EXPECT_EQ(out[1].result.error().code, ETIMEDOUT);
+    EXPECT_NE(out[1].result.error().message.find("still blocked"), std::string::npos)
+        << out[1].result.error().message;
+  }
+  EXPECT_EQ(runner.ReadsStarted(1), 0u);
+  EXPECT_EQ(gate->reads.load(), 1);
+
+  // The old read returns: its thread leaves the registry, the new runner reads again.
+  gate->Open();
+  ASSERT_TRUE(WaitForInFlight(*in_flight, 0));
+  auto later = runner.Scrape(Clock::now() + 30s);
+  ASSERT_TRUE(later[1].result) << later[1].result.error().message;
+  EXPECT_FALSE(later[1].stuck);
+  EXPECT_EQ(gate->reads.load(), 2);
+}
+
+TEST(CollectorRunner, ReconfigurationsAddNoThreadOrReadForAStuckCollector) {
+  auto gate = std::make_shared<Gate>();
+  gate->blocking = true;
+  auto in_flight = std::make_shared<InFlightReads>();
+  const ProcRoot root("/nonexistent");
+  auto make = [&] {
+    return std::make_unique<CollectorRunner>(
+        Collectors{std::make_shared<GatedCollector>(gate), std::make_shared<ThreadCollector>("b")},
+        root, 50ms, in_flight);
+  };
+  auto runner = make();
+  ASSERT_FALSE(runner->Scrape(Clock::now() + 200ms)[0].result);
+  runner = make();  // the first reload and scrape
+  ASSERT_TRUE(runner->Scrape(Clock::now() + 30s)[1].result);
+  const int threads = ProcessThreads();
+  ASSERT_GT(threads, 0);
+  for (int i = 0; i < 100; ++i) {
+    runner = make();
+    const auto t0 = Clock::now();
+    auto out = runner->Scrape(t0 + 30s);
+    EXPECT_LT(Clock::now() - t0, 5s);
+    EXPECT_TRUE(out[0].stuck);
+    EXPECT_TRUE(out[1].result);
+    EXPECT_EQ(runner->ReadsStarted(0), 0u);
+    EXPECT_EQ(runner->WorkersStarted(), 1u);  // the one for `b`; none for the stuck file
+  }
+  EXPECT_EQ(gate->reads.load(), 1) << "a stuck file was read again after a reconfiguration";
+  EXPECT_EQ(in_flight->Count(), 1u);
+  // (At most: a thread an earlier test freed may still have been exiting at the first count.)
+  EXPECT_LE(ProcessThreads(), threads);
+  runner.reset();
+  gate->Open();
+  EXPECT_TRUE(WaitForInFlight(*in_flight, 0)) << "the stuck read's thread did not finish";
+}
+
+TEST(CollectorRunner, AStuckReadUnderAnotherRootDoesNotBlockTheSameCollector) {
+  auto stuck_gate = std::make_shared<Gate>();
+  stuck_gate->blocking = true;
+  auto in_flight = std::make_shared<InFlightReads>();
+  {
+    CollectorRunner old(Collectors{std::make_shared<GatedCollector>(stuck_gate)},
+                        ProcRoot("/old-root"), 50ms, in_flight);
+    ASSERT_FALSE(old.Scrape(Clock::now() + 200ms)[0].result);
+  }
+  auto gate = std::make_shared<Gate>();
+  CollectorRunner runner(Collectors{std::make_shared<GatedCollector>(gate)}, ProcRoot("/new-root"),
+                         50ms, in_flight);
+  auto out = runner.Scrape(Clock::now() + 30s);
+  ASSERT_TRUE(out[0].result) << out[0].result.error().message;
+  EXPECT_FALSE(out[0].stuck);
+  EXPECT_EQ(gate->reads.load(), 1);
+  stuck_gate->Open();
+  EXPECT_TRUE(WaitForInFlight(*in_flight, 0));
+}
+
+TEST(InFlightReads, OldestBeforeSeesOnlyReadsOfTheKeyStartedByTheCutoff) {
+  InFlightReads reads;
+  const auto t = Clock::now();
+  const auto a = reads.Begin("root\na", t);
+  const auto b = reads.Begin("root\na", t + 1s);
+  reads.Begin("root\nb", t - 5s);
+  EXPECT_EQ(reads.OldestBefore("root\na", t - 1s), std::nullopt);
+  EXPECT_EQ(reads.OldestBefore("root\na", t), t);
+  EXPECT_EQ(reads.OldestBefore("root\na", t + 2s), t);
+  reads.End("root\na", a);
+  EXPECT_EQ(reads.OldestBefore("root\na", t + 2s), t + 1s);
+  reads.End("root\na", b);
+  EXPECT_EQ(reads.OldestBefore("root\na", t + 2s), std::nullopt);
+  EXPECT_EQ(reads.Count(), 1u);
 }
 
 }  // namespace

@@ -62,6 +62,13 @@ TEST(RateLimiter, ForgetsIdleCallersBeyondTheLimit) {
   }
 }
 
+TEST(DescribeLimit, NamesBurstAndRefillAsARefusalShowsThem) {
+  EXPECT_EQ(DescribeLimit({3, 0.2}), "3 at once, then one every 5 s");
+  EXPECT_EQ(DescribeLimit({10, 2}), "10 at once, then 2 a second");
+  EXPECT_EQ(DescribeLimit({3, 0.5}), "3 at once, then one every 2 s");
+  EXPECT_EQ(DescribeLimit({1, 0}), "1 at once, then none");
+}
+
 TEST(ResultDict, RoundTripsAProbeResult) {
   probes::ProbeResult r;
   r.name = "rnd";
