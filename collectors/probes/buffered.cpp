@@ -3,6 +3,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/io_util.h"
@@ -40,7 +42,11 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
   auto drop_and_verify = [&]() -> bool {
     const auto before_drop = MeasureResidency(hold->get(), 0, region);
     std::optional<Residency> resident;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    // Pages under read I/O are locked and survive DONTNEED: a previous run's readahead still
+    // in flight (a throttled device serves it slowly) is waited out, at most 0.75 s in all,
+    // before the clock starts.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      if (attempt > 1) std::this_thread::sleep_for(std::chrono::milliseconds(50 << (attempt - 2)));
       posix_fadvise(hold->get(), 0, drop_len, POSIX_FADV_DONTNEED);
       resident = MeasureResidency(hold->get(), 0, region);
       if (!resident || resident->Fraction() <= kMaxResidentFraction) break;
