@@ -27,7 +27,6 @@ import time
 
 from iodrift_test import fuse, prom
 from iodrift_test.daemon import Daemon
-from iodrift_test.devices import sh
 from iodrift_test.skip import fail, skip
 from iodrift_test.wait import wait_for
 
@@ -146,22 +145,14 @@ def hung_phase(fs, d):
 work = tempfile.mkdtemp(prefix="iodrift-hung-proc-", dir="/var/tmp")
 root = os.path.join(work, "proc")
 meminfo = os.path.join(root, "meminfo")
-bound = False
 try:
     shutil.copytree(fixture, root)
-    with fuse.mounted(size="64K") as fs:
-        try:
-            sh("mount", "--bind", fs.path("hang.dat"), meminfo)
-            bound = True
-            with Daemon("--config", config, "--proc-root", root) as d:
-                try:
-                    hung_phase(fs, d)
-                finally:
-                    fs.abort()  # free the hung read before anything waits for the daemon
-        finally:
-            fs.abort()
-            if bound:
-                subprocess.run(["umount", "-l", meminfo], capture_output=True)
+    with fuse.mounted(size="64K") as fs, fuse.bound_over(fs, "hang.dat", meminfo):
+        with Daemon("--config", config, "--proc-root", root) as d:
+            try:
+                hung_phase(fs, d)
+            finally:
+                fs.abort()  # free the hung read before anything waits for the daemon
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print("ok")

@@ -23,12 +23,10 @@ Needs root, /dev/fuse, mount and faultfs (tests/fuse); otherwise exits 77 (skipp
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 
 from iodrift_test import fuse, prom
 from iodrift_test.daemon import Daemon, scrape
-from iodrift_test.devices import sh
 from iodrift_test.skip import fail, skip
 from iodrift_test.wait import wait_for
 
@@ -164,23 +162,15 @@ work = tempfile.mkdtemp(prefix="iodrift-reload-hung-", dir="/var/tmp")
 root = os.path.join(work, "proc")
 target = os.path.join(root, HUNG)
 config = os.path.join(work, "iodrift.yaml")
-bound = False
 try:
     shutil.copytree(fixture, root)
     write_config(config, pressure=True)
-    with fuse.mounted(size="64K") as fs:
-        try:
-            sh("mount", "--bind", fs.path("hang.dat"), target)
-            bound = True
-            with Daemon("--config", config, "--proc-root", root) as d:
-                try:
-                    run(fs, d, config)
-                finally:
-                    fs.abort()  # free the hung read before anything waits for the daemon
-        finally:
-            fs.abort()
-            if bound:
-                subprocess.run(["umount", "-l", target], capture_output=True)
+    with fuse.mounted(size="64K") as fs, fuse.bound_over(fs, "hang.dat", target):
+        with Daemon("--config", config, "--proc-root", root) as d:
+            try:
+                run(fs, d, config)
+            finally:
+                fs.abort()  # free the hung read before anything waits for the daemon
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print("ok")

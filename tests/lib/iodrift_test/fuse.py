@@ -220,6 +220,19 @@ def mounted(**kwargs):
             print("faultfs teardown: " + "; ".join(errors))
 
 
+@contextlib.contextmanager
+def bound_over(fs, name, target):
+    """Bind-mounts the faultfs file NAME over TARGET (e.g. a file of a --proc-root tree). On exit
+    the FUSE connection is aborted first, so a read blocked in it cannot hold the unmount, then
+    TARGET is unmounted lazily."""
+    subprocess.run(["mount", "--bind", fs.path(name), target], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        fs.abort()
+        subprocess.run(["umount", "-l", target], capture_output=True)
+
+
 def threads(pid):
     """Threads of process `pid` (from /proc/PID/status), or None when it is gone."""
     try:
