@@ -118,7 +118,7 @@ DiagnoseOptions MakeDiagnoseOptions(const config::Config& cfg) {
 // of hanging the command), then a table or JSON on stdout.
 int RunOnce(const config::Config& cfg, bool json) {
   PrepareStateDir(cfg);
-  probes::ProbeStates states;
+  analysis::ProbeStates states;
   SchedulerOptions options = MakeSchedulerOptions(cfg);
   options.periodic = false;
   Scheduler scheduler(MakeProbeEnv(cfg), options);
@@ -255,7 +255,7 @@ class Daemon {
       const auto all = states_.Snapshot();
       const auto state = states_.Get(r.name);
       if (!state || state->last.generation != r.generation) return;
-      if (const probes::ProbeState* twin = probes::TwinToRunNow(*all, *state)) {
+      if (const analysis::ProbeState* twin = analysis::TwinToRunNow(*all, *state)) {
         spdlog::debug("probe={} verdict needs a contemporaneous run of its twin {}: running it",
                       r.name, twin->spec.name);
         (void)scheduler_.RunNow(twin->spec.name);
@@ -402,7 +402,7 @@ class Daemon {
 
   CommandLine cl_;
   config::Config cfg_;
-  probes::ProbeStates states_;  // the one owner of every probe's state
+  analysis::ProbeStates states_;  // the one owner of every probe's state
   ProbeLog probe_log_;          // before scheduler_: its listener outlives no part of it
   std::atomic<bool> status_enabled_{true};
   ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)

@@ -45,8 +45,8 @@ std::uint64_t WarmFreeMemory(std::uint64_t bytes, std::string& error) {
   return bytes;
 }
 
-probes::DiagnoseGates ReadGates(const ProcRoot& proc_root) {
-  probes::DiagnoseGates gates;
+analysis::DiagnoseGates ReadGates(const ProcRoot& proc_root) {
+  analysis::DiagnoseGates gates;
   if (auto m = proc::ReadMeminfo(proc_root)) gates.mem_available_bytes = m->Get("MemAvailable");
   if (auto p = proc::ReadPressure(proc_root, "memory"); p && p->some) {
     gates.memory_some_avg10 = p->some->avg10;
@@ -89,7 +89,7 @@ struct Diagnoser::Session {
   std::uint64_t run_bytes = 0;  // what one run allocates (its size)
   Clock::time_point deadline;
   Clock::time_point last_activity;
-  probes::DiagnoseReport report;
+  analysis::DiagnoseReport report;
   std::string next;                          // the step the last reply named
   std::vector<probes::ProbeResult> runs;     // repeats of `next` so far
   std::vector<double> direct;                // the twin's figures for them
@@ -102,7 +102,7 @@ std::optional<std::uint64_t> CgroupHeadroom(const ProcRoot& proc_root,
                                             const std::filesystem::path& cgroup_root) {
   auto self = proc_root.Read("self/cgroup");
   if (!self) return std::nullopt;
-  auto path = probes::CgroupV2Path(*self);
+  auto path = analysis::CgroupV2Path(*self);
   if (!path) return std::nullopt;
   std::optional<std::uint64_t> headroom;
   std::filesystem::path rel = std::filesystem::path(*path).relative_path();
@@ -110,11 +110,11 @@ std::optional<std::uint64_t> CgroupHeadroom(const ProcRoot& proc_root,
     const auto dir = cgroup_root / rel;
     auto current = ReadWholeFile(dir / "memory.current", 64);
     if (current) {
-      const auto used = probes::ParseMemoryLimit(*current).value_or(0);
+      const auto used = analysis::ParseMemoryLimit(*current).value_or(0);
       for (const char* file : {"memory.max", "memory.high"}) {
         auto text = ReadWholeFile(dir / file, 64);
         if (!text) continue;
-        if (auto limit = probes::ParseMemoryLimit(*text)) {
+        if (auto limit = analysis::ParseMemoryLimit(*text)) {
           const std::uint64_t left = *limit > used ? *limit - used : 0;
           if (!headroom || left < *headroom) headroom = left;
         }
@@ -126,7 +126,7 @@ std::optional<std::uint64_t> CgroupHeadroom(const ProcRoot& proc_root,
   return headroom;
 }
 
-Diagnoser::Diagnoser(DiagnoseOptions options, Scheduler& scheduler, probes::ProbeStates& states)
+Diagnoser::Diagnoser(DiagnoseOptions options, Scheduler& scheduler, analysis::ProbeStates& states)
     : scheduler_(scheduler), states_(states), options_(std::move(options)) {}
 
 Diagnoser::~Diagnoser() {
@@ -156,7 +156,7 @@ void Diagnoser::FinishLocked(const std::string& aborted) {
   Session& s = *open_;
   if (!aborted.empty()) s.report.aborted = aborted;
   s.report.finish_time_seconds = Now();
-  probes::Conclude(s.report);
+  analysis::Conclude(s.report);
   states_.RecordDiagnosis(s.name, s.generation, s.report);
   spdlog::info("diagnose: probe={} uid={} runs={} {}", s.name, s.caller.uid, s.report.runs,
                s.report.text);
@@ -166,7 +166,7 @@ void Diagnoser::FinishLocked(const std::string& aborted) {
   open_.reset();
 }
 
-const probes::DiagnoseReport* Diagnoser::EndedLocked(const std::string& session) const {
+const analysis::DiagnoseReport* Diagnoser::EndedLocked(const std::string& session) const {
   for (const auto& [id, report] : ended_) {
     if (id == session) return &report;
   }
@@ -185,7 +185,7 @@ std::string Diagnoser::CheckLocked(const Session& s) {
     if (!state) return "probe " + name + " was removed by a reload";
     if (state->generation != generation) return "probe " + name + " was changed by a reload";
   }
-  if (auto refuse = probes::RefuseReason(ReadGates(s.options.proc_root), s.options.limits)) {
+  if (auto refuse = analysis::RefuseReason(ReadGates(s.options.proc_root), s.options.limits)) {
     return *refuse;
   }
   return "";
@@ -194,28 +194,28 @@ std::string Diagnoser::CheckLocked(const Session& s) {
 void Diagnoser::AdvanceLocked(DiagnoseReply& reply) {
   Session& s = *open_;
   reply.session = s.id;
-  std::string next = s.runs.empty() ? probes::NextStep(s.report) : s.next;
-  while (!next.empty() && probes::StepNeedsRoot(next) && !s.report.root) {
-    probes::DiagnoseStep skipped;
+  std::string next = s.runs.empty() ? analysis::NextStep(s.report) : s.next;
+  while (!next.empty() && analysis::StepNeedsRoot(next) && !s.report.root) {
+    analysis::DiagnoseStep skipped;
     skipped.step = next;
     skipped.status = "skipped";
     skipped.reason = "needs root: run iodriftctl diagnose as root";
     s.report.steps.push_back(std::move(skipped));
-    next = probes::NextStep(s.report);
+    next = analysis::NextStep(s.report);
   }
   std::string stop = next.empty() ? "" : CheckLocked(s);
   if (next.empty() || !stop.empty()) {
     FinishLocked(stop);
     const auto& report = *EndedLocked(reply.session);
     reply.next.clear();
-    reply.text = probes::DiagnoseDetails(report);
-    reply.figures = probes::DiagnoseFigures(report);
+    reply.text = analysis::DiagnoseDetails(report);
+    reply.figures = analysis::DiagnoseFigures(report);
     return;
   }
   s.next = next;
   reply.next = next;
   reply.text = next + " " + std::to_string(s.runs.size() + 1) + "/" +
-               std::to_string(probes::kDiagnoseRepeats);
+               std::to_string(analysis::kDiagnoseRepeats);
 }
 
 Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const DiagnoseCaller& caller,
@@ -244,7 +244,7 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
                              std::to_string(state->baseline_runs_counted()) + " of " +
                              std::to_string(state->baseline_runs_needed) + " clean runs)");
   }
-  if (auto refuse = probes::RefuseReason(ReadGates(options_.proc_root), options_.limits)) {
+  if (auto refuse = analysis::RefuseReason(ReadGates(options_.proc_root), options_.limits)) {
     return Fail(EAGAIN, "refused: " + *refuse);
   }
   if (admit) {
@@ -277,7 +277,7 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   s->report.start_time_seconds = Now();
   if (state->ran()) {
     s->report.verdict =
-        probes::CauseName(probes::VerdictOf(*state, probes::FindTwin(*snapshot, *state)).cause);
+        analysis::CauseName(analysis::VerdictOf(*state, analysis::FindTwin(*snapshot, *state)).cause);
   }
   open_ = std::move(s);
   spdlog::info("diagnose: probe={} begun by uid={} (twin {}, {} steps)", name, caller.uid,
@@ -310,10 +310,10 @@ Expected<std::shared_future<DiagnoseReply>> Diagnoser::Measure(const std::string
   std::promise<DiagnoseReply> promise;
   auto future = promise.get_future().share();
   if (!skipped.empty()) {
-    if (!probes::StepNeedsRoot(step) || !s.runs.empty()) {
+    if (!analysis::StepNeedsRoot(step) || !s.runs.empty()) {
       return Fail(EINVAL, "only a root step can be reported skipped, before its first repeat");
     }
-    probes::DiagnoseStep record;
+    analysis::DiagnoseStep record;
     record.step = step;
     record.status = "skipped";
     record.reason = skipped.substr(0, 200);
@@ -357,8 +357,8 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
       s.measuring = false;
       FinishLocked(stop);
       const auto& report = *EndedLocked(reply.session);
-      reply.text = probes::DiagnoseDetails(report);
-      reply.figures = probes::DiagnoseFigures(report);
+      reply.text = analysis::DiagnoseDetails(report);
+      reply.figures = analysis::DiagnoseFigures(report);
       return reply;
     }
     name = s.name;
@@ -382,13 +382,13 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
         return *stop_reason;
       }
       const auto gates = ReadGates(options.proc_root);
-      if (auto refuse = probes::RefuseReason(gates, options.limits)) {
+      if (auto refuse = analysis::RefuseReason(gates, options.limits)) {
         *stop_reason = *refuse;
         return *refuse;
       }
       std::string why;
       auto bytes =
-          probes::WarmBytes(run_bytes, options.warm_bytes, gates.mem_available_bytes.value_or(0),
+          analysis::WarmBytes(run_bytes, options.warm_bytes, gates.mem_available_bytes.value_or(0),
                             options.limits.min_available_bytes,
                             CgroupHeadroom(options.proc_root, options.cgroup_root), why);
       if (!bytes) {
@@ -450,12 +450,12 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
   if (!stop.empty() || !run) {
     FinishLocked(stop.empty() ? error : stop);
     const auto& report = *EndedLocked(reply.session);
-    reply.text = probes::DiagnoseDetails(report);
-    reply.figures = probes::DiagnoseFigures(report);
+    reply.text = analysis::DiagnoseDetails(report);
+    reply.figures = analysis::DiagnoseFigures(report);
     return reply;
   }
   if (!warm_error->empty()) {  // the step cannot be made safely: skipped, the ladder goes on
-    probes::DiagnoseStep record;
+    analysis::DiagnoseStep record;
     record.step = step;
     record.status = "skipped";
     record.reason = *warm_error;
@@ -468,17 +468,17 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
   if (step == "control" && !s.first) s.first = *run;
   s.runs.push_back(*run);
   if (direct && direct->success()) {
-    if (auto f = probes::DriftFigure(*direct)) s.direct.push_back(*f);
+    if (auto f = analysis::DriftFigure(*direct)) s.direct.push_back(*f);
   }
   if (*warmed > 0) s.warmed = *warmed;
-  if (s.runs.size() >= probes::kDiagnoseRepeats || !run->success()) {
-    probes::DiagnoseStep record;
+  if (s.runs.size() >= analysis::kDiagnoseRepeats || !run->success()) {
+    analysis::DiagnoseStep record;
     record.step = step;
-    const probes::DiagnoseStep* control =
+    const analysis::DiagnoseStep* control =
         s.report.steps.empty() ? nullptr : &s.report.steps.front();
-    probes::FillStep(record, s.runs, *s.first, s.report.baseline, control);
+    analysis::FillStep(record, s.runs, *s.first, s.report.baseline, control);
     record.direct_figures = s.direct;
-    probes::FillDirect(record, control);
+    analysis::FillDirect(record, control);
     if (step == "warm_free_memory") record.warmed_bytes = s.warmed;
     s.report.steps.push_back(std::move(record));
     s.runs.clear();
@@ -497,8 +497,8 @@ Expected<DiagnoseReply> Diagnoser::End(const std::string& session, const Diagnos
     if (!report) return Fail(ENOENT, "no diagnose session " + session.substr(0, 40));
     DiagnoseReply reply;
     reply.session = session;
-    reply.text = probes::DiagnoseDetails(*report);
-    reply.figures = probes::DiagnoseFigures(*report);
+    reply.text = analysis::DiagnoseDetails(*report);
+    reply.figures = analysis::DiagnoseFigures(*report);
     return reply;
   }
   if (open_->caller.bus_name != caller.bus_name) {
@@ -508,8 +508,8 @@ Expected<DiagnoseReply> Diagnoser::End(const std::string& session, const Diagnos
   FinishLocked("ended by the caller");
   DiagnoseReply reply;
   reply.session = session;
-  reply.text = probes::DiagnoseDetails(*EndedLocked(session));
-  reply.figures = probes::DiagnoseFigures(*EndedLocked(session));
+  reply.text = analysis::DiagnoseDetails(*EndedLocked(session));
+  reply.figures = analysis::DiagnoseFigures(*EndedLocked(session));
   return reply;
 }
 

@@ -54,7 +54,7 @@ class Scheduler;
 struct DiagnoseOptions {
   bool enabled = false;                    // config diagnose.enabled
   std::uint64_t warm_bytes = 1ULL << 30;   // config diagnose.warm_size (cap)
-  probes::DiagnoseLimits limits;           // min_available, max_memory_pressure, max_io_pressure
+  analysis::DiagnoseLimits limits;           // min_available, max_memory_pressure, max_io_pressure
   std::chrono::seconds max_duration{300};  // config diagnose.timeout
   std::chrono::seconds cooldown{std::chrono::minutes(30)};  // config diagnose.cooldown
   std::chrono::seconds idle_timeout{60};                    // a session nobody calls ends
@@ -79,7 +79,7 @@ struct DiagnoseReply {
 
 class Diagnoser {
  public:
-  Diagnoser(DiagnoseOptions options, Scheduler& scheduler, probes::ProbeStates& states);
+  Diagnoser(DiagnoseOptions options, Scheduler& scheduler, analysis::ProbeStates& states);
   ~Diagnoser();  // cancels a running measurement and joins it
   Diagnoser(const Diagnoser&) = delete;
   Diagnoser& operator=(const Diagnoser&) = delete;
@@ -125,13 +125,13 @@ class Diagnoser {
   DiagnoseReply RunRepeat(const std::string& step);
 
   Scheduler& scheduler_;
-  probes::ProbeStates& states_;
+  analysis::ProbeStates& states_;
   std::mutex mu_;
   DiagnoseOptions options_;
   std::unique_ptr<Session> open_;  // the running experiment, if any
   // Reports of the last kEndedKept ended sessions, oldest first (End and Measure still answer).
-  std::vector<std::pair<std::string, probes::DiagnoseReport>> ended_;
-  const probes::DiagnoseReport* EndedLocked(const std::string& session) const;
+  std::vector<std::pair<std::string, analysis::DiagnoseReport>> ended_;
+  const analysis::DiagnoseReport* EndedLocked(const std::string& session) const;
   std::optional<std::chrono::steady_clock::time_point> last_end_;  // for the cooldown
   std::atomic<bool> cancel_{false};
   std::thread worker_;

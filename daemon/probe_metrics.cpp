@@ -35,7 +35,7 @@ const std::vector<std::string>& KnownSuspectReasons() {
   return kReasons;
 }
 
-void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<MetricFamily>& out) {
+void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<MetricFamily>& out) {
   // A recovery experiment may end before the probe's first scheduled run: its record counts.
   const auto first_ran = std::find_if(states.begin(), states.end(), [](const auto& state) {
     return state->ran() || state->diagnosis || state->experiment_runs > 0;
@@ -153,8 +153,8 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       "iodrift_probe_correlation",
       "Spearman rank correlation between the probe's figure (throughput or ops/s) and a memory "
       "feature, over the last " +
-          std::to_string(probes::kDriftWindowSize) + " valid runs of this daemon; absent until " +
-          std::to_string(probes::kMinCorrelationPoints) +
+          std::to_string(analysis::kDriftWindowSize) + " valid runs of this daemon; absent until " +
+          std::to_string(analysis::kMinCorrelationPoints) +
           " runs with the feature known and while the feature or figure is constant. "
           "Negative: the figure falls as the feature rises.",
       MetricType::Gauge);
@@ -235,7 +235,7 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
   const auto& bounds = probes::LatencyBucketBounds();
   std::map<std::string, std::pair<double, double>> by_target;  // target → (buffered, direct)
   for (const auto& state : states) {
-    const probes::ProbeState& s = *state;
+    const analysis::ProbeState& s = *state;
     if (s.diagnosis) {
       const Labels probe_label = {{"probe", s.spec.name}};
       AddSample(recovery_time, s.diagnosis->finish_time_seconds, probe_label);
@@ -276,7 +276,7 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       if (auto bps = s.baseline_bytes_per_second()) AddSample(baseline, *bps, labels);
       if (auto ops_per_second = s.baseline_ops_per_second()) {
         AddSample(baseline_ops, *ops_per_second,
-                  With(labels, "op", std::string(probes::DriftFigureOp(r.kind))));
+                  With(labels, "op", std::string(analysis::DriftFigureOp(r.kind))));
       }
       if (r.success() && s.baseline_ratio) AddSample(ratio, *s.baseline_ratio, labels);
     }
@@ -284,10 +284,10 @@ void AppendProbeFamilies(const probes::ProbeSnapshot& states, std::vector<Metric
       AddSample(worst, *s.worst_ratio, labels);
       if (s.uptime_at_worst) AddSample(worst_uptime, *s.uptime_at_worst, labels);
     }
-    for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
+    for (std::size_t f = 0; f < analysis::kDriftFeatureCount; ++f) {
       if (!s.correlations[f]) continue;
       AddSample(correlation, *s.correlations[f],
-                With(labels, "feature", std::string(probes::DriftFeatureName(f))));
+                With(labels, "feature", std::string(analysis::DriftFeatureName(f))));
     }
     if (r.success()) {
       for (const auto& [op, rate] : r.ops_per_second) AddSample(ops, rate, With(labels, "op", op));

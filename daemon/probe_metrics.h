@@ -24,7 +24,7 @@ const std::vector<std::string>& KnownSuspectReasons();
 // Appends the iodrift_probe_* and iodrift_page_cache_tax_ratio families for the probes of
 // `states` that ran at least once (or have a recovery experiment's record). Nothing is appended
 // when none did.
-void AppendProbeFamilies(const probes::ProbeSnapshot& states,
+void AppendProbeFamilies(const analysis::ProbeSnapshot& states,
                          std::vector<prometheus::MetricFamily>& out);
 
 }  // namespace iodrift::daemon

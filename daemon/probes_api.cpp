@@ -21,7 +21,7 @@ std::string MergeObjects(const std::string& a, const std::string& b) {
   return a.substr(0, a.size() - 1) + "," + b.substr(1);
 }
 
-void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
+void WriteHistoryPoint(JsonWriter& w, const analysis::HistoryPoint& p) {
   w.BeginObject();
   w.Key("time_seconds").Number(p.time_seconds);
   w.Key("boot_id").OptionalString(p.boot_id.get());
@@ -32,32 +32,32 @@ void WriteHistoryPoint(JsonWriter& w, const probes::HistoryPoint& p) {
   w.Key("ratio").OptionalNumber(p.ratio);
   w.Key("drift_window").Bool(p.drift_window);
   w.Key("features").BeginObject();
-  for (std::size_t f = 0; f < probes::kDriftFeatureCount; ++f) {
-    w.Key(probes::DriftFeatureName(f)).Number(p.features[f]);  // NaN (unknown) is written as null
+  for (std::size_t f = 0; f < analysis::kDriftFeatureCount; ++f) {
+    w.Key(analysis::DriftFeatureName(f)).Number(p.features[f]);  // NaN (unknown) is written as null
   }
   w.EndObject();
   w.EndObject();
 }
 
-std::string ProbeJson(const probes::ProbeState& rec, const probes::ProbeSnapshot& states,
+std::string ProbeJson(const analysis::ProbeState& rec, const analysis::ProbeSnapshot& states,
                       std::optional<std::size_t> last_points) {
   JsonWriter result;
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
   w.BeginObject();
   w.Key("figure").OptionalNumber(rec.last_figure);
-  w.Key("figure_unit").String(probes::DriftFigureUnit(rec.last.kind));
+  w.Key("figure_unit").String(analysis::DriftFigureUnit(rec.last.kind));
   w.Key("baseline").OptionalNumber(rec.baseline);
   w.Key("ratio").OptionalNumber(rec.baseline_ratio);
   w.Key("worst_ratio").OptionalNumber(rec.worst_ratio);
   w.Key("uptime_at_worst").OptionalNumber(rec.uptime_at_worst);
   w.Key("baseline_runs_needed").Unsigned(rec.baseline_runs_needed);
   w.Key("baseline_runs_counted").Unsigned(rec.baseline_runs_counted());
-  const probes::ProbeState* twin = probes::FindTwin(states, rec);
-  const probes::Verdict verdict = probes::VerdictOf(rec, twin);
-  w.Key("verdict").String(probes::CauseName(verdict.cause));
+  const analysis::ProbeState* twin = analysis::FindTwin(states, rec);
+  const analysis::Verdict verdict = analysis::VerdictOf(rec, twin);
+  w.Key("verdict").String(analysis::CauseName(verdict.cause));
   w.Key("verdict_text").String(verdict.line);
-  w.Key("explain").String(probes::ExplainProbe(rec, rec.window, twin));
+  w.Key("explain").String(analysis::ExplainProbe(rec, rec.window, twin));
   w.Key("runs").BeginObject();
   for (auto outcome : probes::kAllOutcomes) {
     auto it = rec.runs.find(outcome);
@@ -78,7 +78,7 @@ std::string ProbeJson(const probes::ProbeState& rec, const probes::ProbeSnapshot
 
 std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::optional<double>& uptime_seconds, std::size_t history_runs,
-                          const probes::ProbeSnapshot& states,
+                          const analysis::ProbeSnapshot& states,
                           std::optional<std::size_t> last_points) {
   JsonWriter head;
   head.BeginObject();

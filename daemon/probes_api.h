@@ -36,7 +36,7 @@ namespace iodrift::daemon {
 
 std::string ProbesApiJson(const std::optional<std::string>& boot_id,
                           const std::optional<double>& uptime_seconds, std::size_t history_runs,
-                          const probes::ProbeSnapshot& states,
+                          const analysis::ProbeSnapshot& states,
                           std::optional<std::size_t> last_points = std::nullopt);
 
 // The `runs` query argument of GET /api/v1/probes: a whole number 0 … 1000000, else an error

@@ -172,7 +172,7 @@ Scheduler::Scheduler(probes::ProbeEnv env, SchedulerOptions options)
 
 Scheduler::~Scheduler() { Stop(); }
 
-void Scheduler::Apply(std::vector<probes::DefinedProbe> probes) {
+void Scheduler::Apply(std::vector<analysis::DefinedProbe> probes) {
   // Device keys read mountinfo/sysfs: do it before taking the lock.
   std::vector<std::string> keys;
   keys.reserve(probes.size());

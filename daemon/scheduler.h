@@ -89,7 +89,7 @@ class Scheduler {
   // ProbeStates::Define returned. Probes whose generation and device did not change keep their
   // timetable; new or changed ones get a staggered first run; a run of a removed or changed
   // probe still in flight finishes without reaching the listeners.
-  void Apply(std::vector<probes::DefinedProbe> probes);
+  void Apply(std::vector<analysis::DefinedProbe> probes);
 
   // Starts the dispatcher. Idempotent; no effect after Stop().
   void Start();

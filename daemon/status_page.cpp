@@ -21,7 +21,7 @@ using page::UtcStyle;
 using status_assets::kScript;
 using status_assets::kStyle;
 
-bool IsOps(probes::ProbeKind kind) { return !probes::IsThroughputKind(kind); }
+bool IsOps(probes::ProbeKind kind) { return !analysis::IsThroughputKind(kind); }
 
 std::string FormatOps(double v) {
   return v >= 100 ? Printf("%.0f ops/s", v) : Printf("%.3g ops/s", v);
@@ -42,7 +42,7 @@ std::string Opt(const std::optional<double>& v, const std::function<std::string(
 // ---- page ------------------------------------------------------------------------------------
 
 struct FeatureSeries {
-  probes::DriftFeature feature;
+  analysis::DriftFeature feature;
   const char* label;
   const char* css_class;
   const char* color;
@@ -50,24 +50,24 @@ struct FeatureSeries {
 
 // Memory chart (bytes) and pressure chart (fractions 0..1).
 constexpr FeatureSeries kMemorySeries[] = {
-    {probes::DriftFeature::kMemFree, "free", "mem_free", "#2ca02c"},
-    {probes::DriftFeature::kCached, "page cache", "cached", "#1f77b4"},
-    {probes::DriftFeature::kSReclaimable, "slab reclaimable", "sreclaimable", "#ff7f0e"},
-    {probes::DriftFeature::kSUnreclaim, "slab unreclaimable", "sunreclaim", "#d62728"},
-    {probes::DriftFeature::kDirtyWriteback, "dirty+writeback", "dirty_writeback", "#8c564b"},
+    {analysis::DriftFeature::kMemFree, "free", "mem_free", "#2ca02c"},
+    {analysis::DriftFeature::kCached, "page cache", "cached", "#1f77b4"},
+    {analysis::DriftFeature::kSReclaimable, "slab reclaimable", "sreclaimable", "#ff7f0e"},
+    {analysis::DriftFeature::kSUnreclaim, "slab unreclaimable", "sunreclaim", "#d62728"},
+    {analysis::DriftFeature::kDirtyWriteback, "dirty+writeback", "dirty_writeback", "#8c564b"},
 };
 constexpr FeatureSeries kPressureSeries[] = {
-    {probes::DriftFeature::kPsiMemory, "PSI memory stall", "psi_memory", "#d62728"},
-    {probes::DriftFeature::kPsiIo, "PSI io stall", "psi_io", "#ff7f0e"},
-    {probes::DriftFeature::kFragmentation, "fragmentation index", "fragmentation", "#17becf"},
+    {analysis::DriftFeature::kPsiMemory, "PSI memory stall", "psi_memory", "#d62728"},
+    {analysis::DriftFeature::kPsiIo, "PSI io stall", "psi_io", "#ff7f0e"},
+    {analysis::DriftFeature::kFragmentation, "fragmentation index", "fragmentation", "#17becf"},
 };
 
-double Feature(const probes::HistoryPoint& p, probes::DriftFeature f) {
+double Feature(const analysis::HistoryPoint& p, analysis::DriftFeature f) {
   return p.features[static_cast<std::size_t>(f)];
 }
 
 // Same-boot test: both boot ids known and different, or uptime went down.
-bool NewBoot(const probes::HistoryPoint& prev, const probes::HistoryPoint& cur) {
+bool NewBoot(const analysis::HistoryPoint& prev, const analysis::HistoryPoint& cur) {
   if (prev.boot_id && cur.boot_id && *prev.boot_id != *cur.boot_id) return true;
   return prev.uptime_seconds && cur.uptime_seconds && *cur.uptime_seconds < *prev.uptime_seconds;
 }
@@ -83,9 +83,9 @@ std::string SafeId(const std::string& name) {
   return out;
 }
 
-std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& id) {
+std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string& id) {
   const auto& pts = h.points;
-  const std::vector<std::size_t> picked = probes::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
+  const std::vector<std::size_t> picked = analysis::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
   const double x_min = pts.front().time_seconds, x_max = pts.back().time_seconds;
   const probes::ProbeKind kind = h.kind;
 
@@ -113,7 +113,7 @@ std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& 
     for (int k = 0; k <= 4; ++k) {
       const double x = lo + (hi - lo) * k / 4;
       // Uptime at x from the nearest run (same boot as x when it is after that run's boot).
-      const probes::HistoryPoint* nearest = nullptr;
+      const analysis::HistoryPoint* nearest = nullptr;
       for (const auto& p : pts) {
         if (!nearest || std::fabs(p.time_seconds - x) < std::fabs(nearest->time_seconds - x)) {
           nearest = &p;
@@ -138,7 +138,7 @@ std::string RenderProbeCharts(const probes::ProbeHistory& h, const std::string& 
     c.x_ticks = ticks;
     return c;
   };
-  auto when = [&](const probes::HistoryPoint& p) {
+  auto when = [&](const analysis::HistoryPoint& p) {
     std::string s = Utc(p.time_seconds, UtcStyle::kDateTime);
     if (p.uptime_seconds) s += " (up " + Uptime(*p.uptime_seconds) + ")";
     return s;
@@ -278,13 +278,13 @@ std::string KindUnitValue(probes::ProbeKind kind, const std::optional<double>& v
   return Opt(v, [kind](double x) { return FormatFigure(kind, x); });
 }
 
-std::string RenderBaselineTable(const probes::BaselineState& state) {
+std::string RenderBaselineTable(const analysis::BaselineState& state) {
   std::string out =
       "<table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
       "<th>probe</th><th>kind</th><th>target</th><th>baseline</th>"
       "<th>worst ratio</th><th>uptime at worst</th></tr></thead><tbody>";
   std::size_t rows = 0;
-  auto row = [&](const std::string& boot, std::uint64_t boot_time, const probes::BaselineKey& key,
+  auto row = [&](const std::string& boot, std::uint64_t boot_time, const analysis::BaselineKey& key,
                  const std::optional<double>& base, const std::optional<double>& worst,
                  const std::optional<double>& at) {
     out += "<tr>" + Cell(boot) +
@@ -311,7 +311,7 @@ std::string RenderBaselineTable(const probes::BaselineState& state) {
     out +=
         "<p class=\"meta\">No past boots recorded yet: the state dir keeps the baselines of the "
         "last " +
-        std::to_string(probes::kMaxBootHistory) + " boots.</p>";
+        std::to_string(analysis::kMaxBootHistory) + " boots.</p>";
   }
   return out;
 }
@@ -385,8 +385,8 @@ std::string MemberTableHtml(const probes::ProbeResult& r) {
 }  // namespace
 
 std::string RenderStatusPage(const StatusPageInput& in) {
-  static const probes::ProbeSnapshot kNone;
-  const probes::ProbeSnapshot& states = in.probes ? *in.probes : kNone;  // in config order
+  static const analysis::ProbeSnapshot kNone;
+  const analysis::ProbeSnapshot& states = in.probes ? *in.probes : kNone;  // in config order
 
   std::string out =
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -415,7 +415,7 @@ std::string RenderStatusPage(const StatusPageInput& in) {
         "<th>last run</th><th>result</th><th>last figure</th><th>baseline</th><th>ratio</th>"
         "<th>worst ratio (boot)</th><th>runs ok / failed</th></tr></thead><tbody>";
     for (const auto& state : states) {
-      const probes::ProbeState& rec = *state;
+      const analysis::ProbeState& rec = *state;
       const probes::ProbeSpec& row = rec.spec;
       out += "<tr><td><a href=\"#probe-" + HtmlEscape(SafeId(row.name)) + "\">" +
              HtmlEscape(row.name) + "</a></td>" +
@@ -445,14 +445,14 @@ std::string RenderStatusPage(const StatusPageInput& in) {
 
   // Per probe.
   for (const auto& state : states) {
-    const probes::ProbeState& rec = *state;
+    const analysis::ProbeState& rec = *state;
     const probes::ProbeSpec& row = rec.spec;
     const std::string id = "probe-" + SafeId(row.name);
     out += "\n<section class=\"probe\" id=\"" + HtmlEscape(id) + "\" data-probe=\"" +
            HtmlEscape(row.name) + "\"><h2>" + HtmlEscape(row.name) + "</h2><p class=\"meta\">" +
            HtmlEscape(std::string(probes::ProbeKindName(row.kind))) +
            (row.target.empty() ? "" : " · " + HtmlEscape(row.target)) + " · figure in " +
-           HtmlEscape(std::string(probes::DriftFigureUnit(row.kind))) + "</p>";
+           HtmlEscape(std::string(analysis::DriftFigureUnit(row.kind))) + "</p>";
     if (rec.ran() && !rec.last.success()) {
       const auto& last = rec.last;
       out += "<p class=\"err\">last run " + HtmlEscape(probes::OutcomeName(last.outcome)) +
@@ -462,7 +462,7 @@ std::string RenderStatusPage(const StatusPageInput& in) {
       out += "<p class=\"empty\">no runs yet</p>";
     } else {
       out += RenderProbeCharts(
-          probes::ThinHistory(row.name, row.kind, row.target, rec.history, kMaxChartPoints), id);
+          analysis::ThinHistory(row.name, row.kind, row.target, rec.history, kMaxChartPoints), id);
     }
     if (rec.ran() && rec.last.success()) out += RenderReadersCurve(rec.last, id);
     if (rec.ran() && (!rec.last.member_figures.empty() || !rec.last.member_errors.empty())) {
@@ -471,13 +471,13 @@ std::string RenderStatusPage(const StatusPageInput& in) {
     if (rec.ran()) {
       out += ResultFieldsHtml(rec.last);
       out += "<h3>explain</h3><pre class=\"explain\">" +
-             HtmlEscape(probes::ExplainProbe(rec, rec.window, probes::FindTwin(states, rec))) +
+             HtmlEscape(analysis::ExplainProbe(rec, rec.window, analysis::FindTwin(states, rec))) +
              "</pre>";
     }
     if (rec.diagnosis || rec.experiment_runs > 0) {
       // The recovery experiment's own record: its runs are in no chart or figure above.
       out += "<h3>last diagnose</h3><pre class=\"diagnose\">" +
-             HtmlEscape((rec.diagnosis ? probes::DiagnoseDetails(*rec.diagnosis)
+             HtmlEscape((rec.diagnosis ? analysis::DiagnoseDetails(*rec.diagnosis)
                                        : std::string("no experiment finished yet\n")) +
                         "experiment runs since the daemon started: " +
                         std::to_string(rec.experiment_runs) +

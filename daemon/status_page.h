@@ -41,9 +41,9 @@ struct StatusPageInput {
   double now_seconds = 0;  // wall clock (epoch) of the rendering
   std::optional<std::string> boot_id;
   std::optional<double> uptime_seconds;
-  std::shared_ptr<const probes::ProbeSnapshot> probes;  // ProbeStates::Snapshot()
+  std::shared_ptr<const analysis::ProbeSnapshot> probes;  // ProbeStates::Snapshot()
   std::size_t history_runs = 0;                         // the ring's bound per probe
-  probes::BaselineState baselines;                      // ProbeStates::Baselines()
+  analysis::BaselineState baselines;                      // ProbeStates::Baselines()
 };
 
 std::string RenderStatusPage(const StatusPageInput& input);

@@ -135,7 +135,7 @@ std::string FormatProbeStatus(std::size_t probes, std::optional<double> last_run
   return out;
 }
 
-std::string ProbeStatusText(const probes::ProbeSnapshot& states, double now_epoch_seconds) {
+std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_epoch_seconds) {
   std::optional<double> last_end;
   std::size_t failing = 0;
   for (const auto& state : states) {

@@ -100,6 +100,6 @@ std::string FormatProbeStatus(std::size_t probes, std::optional<double> last_run
 // FormatProbeStatus over the probe states: every probe of `states` configured; the most recent
 // run start plus duration compared with `now_epoch_seconds`; failing = probes that ran and whose
 // last outcome is not ok (timeouts and skips included).
-std::string ProbeStatusText(const probes::ProbeSnapshot& states, double now_epoch_seconds);
+std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_epoch_seconds);
 
 }  // namespace iodrift::daemon

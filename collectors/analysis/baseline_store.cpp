@@ -19,7 +19,9 @@
 #include "collectors/common/file_util.h"
 #include "collectors/common/text.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 namespace {
 
 constexpr const char* kMagic = "iodrift-baselines";
@@ -562,4 +564,4 @@ Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineSta
   return WriteFileAtomically(dir, kBaselineFileName, SerializeBaselineState(fitted));
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

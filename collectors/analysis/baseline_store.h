@@ -46,7 +46,7 @@
 #include "collectors/common/error.h"
 #include "collectors/probes/probe.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
 
 // Runs that form a baseline. 5 keeps one slow outlier (and even two) out of the median; with
 // the default intervals (5–10 min) a baseline exists within the first hour after boot.
@@ -180,4 +180,4 @@ LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::strin
 // FitBaselineState (on a copy) + SerializeBaselineState + WriteFileAtomically to dir/baselines.
 Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineState& state);
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

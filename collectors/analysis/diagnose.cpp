@@ -7,7 +7,9 @@
 
 #include "collectors/analysis/drift.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
@@ -409,4 +411,4 @@ std::map<std::string, double> DiagnoseFigures(const DiagnoseReport& report) {
   return out;
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

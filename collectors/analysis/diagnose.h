@@ -30,7 +30,11 @@
 
 #include "collectors/probes/probe.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+// The analysis reads what the probes measured; those types live in iodrift::probes.
+using probes::ProbeKind;
+using probes::ProbeResult;
 
 // A figure at or above this share of the baseline counts as restored ("within 10 %").
 inline constexpr double kRecoveredRatio = 0.9;
@@ -160,4 +164,4 @@ std::string DiagnoseDetails(const DiagnoseReport& report);
 // value left out).
 std::map<std::string, double> DiagnoseFigures(const DiagnoseReport& report);
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -5,7 +5,9 @@
 #include <limits>
 #include <numeric>
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 namespace {
 
 constexpr std::array<std::string_view, kDriftFeatureCount> kFeatureNames = {
@@ -190,4 +192,4 @@ DriftCorrelations DriftWindow::Correlations() const {
   return out;
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -45,7 +45,14 @@
 
 #include "collectors/probes/probe.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+// The analysis reads what the probes measured; those types live in iodrift::probes.
+using probes::ProbeKind;
+using probes::ProbeResult;
+using probes::Outcome;
+using probes::LatencyHistogram;
+using probes::TimeParts;
 
 enum class DriftFeature {
   kUptime,
@@ -131,4 +138,4 @@ class DriftWindow {
 // ExplainProbe and ExplainFigures, which read a whole probe state, are in
 // collectors/analysis/explain.h.
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 namespace {
 
 // "1.23 GiB", "512 MiB", "3.4 kB/s" style: binary prefixes for bytes, plain for the rest.
@@ -200,4 +202,4 @@ std::map<std::string, double> ExplainFigures(const ProbeState& record, const Dri
   return out;
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -15,7 +15,7 @@
 #include "collectors/analysis/probe_states.h"
 #include "collectors/analysis/verdict.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
 
 // The text. Pure; never fails (says what is missing).
 // `twin`: the buffered/direct probe on the same target (FindTwin), or null.
@@ -28,4 +28,4 @@ std::string ExplainProbe(const ProbeState& record, const DriftWindow& window,
 // correlation over `window`, and "time.<part>" for the last run's time parts (seconds).
 std::map<std::string, double> ExplainFigures(const ProbeState& record, const DriftWindow& window);
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -7,7 +7,9 @@
 
 #include "collectors/analysis/baseline_store.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 
 std::vector<std::size_t> EvenlySpacedIndices(std::size_t n, std::size_t max) {
   std::vector<std::size_t> out;
@@ -90,4 +92,4 @@ ProbeHistory ThinHistory(const std::string& name, ProbeKind kind, const std::str
   return out;
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

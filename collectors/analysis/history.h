@@ -30,7 +30,7 @@
 #include "collectors/analysis/drift.h"
 #include "collectors/probes/probe.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
 
 inline constexpr std::size_t kDefaultHistoryRuns = 240;
 inline constexpr std::size_t kMinHistoryRuns = 2;
@@ -97,4 +97,4 @@ class HistoryRing {
 ProbeHistory ThinHistory(const std::string& name, ProbeKind kind, const std::string& target,
                          const HistoryRing& ring, std::size_t max_points);
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -5,7 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 namespace {
 
 // Copies the baseline view of `pb` into `state`.
@@ -326,4 +328,4 @@ BaselineState ProbeStates::Baselines() const {
   return state_;
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

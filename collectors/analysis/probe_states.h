@@ -47,7 +47,9 @@
 #include "collectors/probes/probe.h"
 #include "collectors/probes/probe_spec.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using probes::ProbeSpec;
 
 inline constexpr std::chrono::seconds kDefaultMinSaveInterval{10};
 
@@ -178,4 +180,4 @@ class ProbeStates {
   bool save_failing_ = false;      // under save_mu_: warned once
 };
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
+
+using namespace probes;  // NOLINT: reads what the probes measured
 namespace {
 
 constexpr double kGiB = 1ull << 30;
@@ -36,16 +38,34 @@ std::string Percent(double ratio) {
 
 std::string_view CauseName(Cause cause) {
   switch (cause) {
-    case Cause::kDevice:
-      return "device";
-    case Cause::kMemoryManagement:
-      return "memory_management";
-    case Cause::kCpuContention:
-      return "cpu_contention";
-    case Cause::kUndetermined:
-      break;
+    case Cause::kDevice: return "device";
+    case Cause::kDeviceBusy: return "device_busy";
+    case Cause::kMemoryReclaim: return "memory_reclaim";
+    case Cause::kMemoryCompaction: return "memory_compaction";
+    case Cause::kPageAllocation: return "page_allocation";
+    case Cause::kHypervisorReclaim: return "hypervisor_reclaim";
+    case Cause::kMemoryManagement: return "memory_management";
+    case Cause::kCpuContention: return "cpu_contention";
+    case Cause::kRemoteFilesystem: return "remote_filesystem";
+    case Cause::kUndetermined: return "undetermined";
   }
   return "undetermined";
+}
+
+const std::vector<Cause>& AllCauses() {
+  static const std::vector<Cause> all = {
+      Cause::kDevice,          Cause::kDeviceBusy,        Cause::kMemoryReclaim,
+      Cause::kMemoryCompaction, Cause::kPageAllocation,   Cause::kHypervisorReclaim,
+      Cause::kMemoryManagement, Cause::kCpuContention,    Cause::kRemoteFilesystem,
+      Cause::kUndetermined};
+  return all;
+}
+
+std::optional<Cause> ParseCauseName(std::string_view name) {
+  for (Cause c : AllCauses()) {
+    if (CauseName(c) == name) return c;
+  }
+  return std::nullopt;
 }
 
 Verdict DecideVerdict(const VerdictInput& in) {
@@ -198,4 +218,4 @@ const ProbeState* TwinToRunNow(const ProbeSnapshot& all, const ProbeState& state
   return twin && VerdictOf(state, twin).wants_twin_run ? twin : nullptr;
 }
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

@@ -45,11 +45,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/probe_states.h"
 
-namespace iodrift::probes {
+namespace iodrift::analysis {
 
 inline constexpr double kSlowdownRatio = 0.9;
 inline constexpr double kShareOfAdded = 0.5;
@@ -57,9 +58,25 @@ inline constexpr double kPartGrowth = 1.5;
 inline constexpr double kOutgrowRest = 1.25;
 inline constexpr double kTwinWindowSeconds = 30;
 
-enum class Cause { kDevice, kMemoryManagement, kCpuContention, kUndetermined };
-// "device" | "memory_management" | "cpu_contention" | "undetermined"
+// The causes a verdict can name (iodrift_probe_verdict{cause}, JSON/D-Bus `cause`). Names are
+// lower-case words with '_'; docs/reading-drift.md lists the evidence each needs.
+enum class Cause {
+  kDevice,             // "device": the device serves our requests more slowly
+  kDeviceBusy,         // "device_busy": our requests queued behind other I/O on the device
+  kMemoryReclaim,      // "memory_reclaim": the reader waited in or spent CPU on reclaim
+  kMemoryCompaction,   // "memory_compaction": high-order allocation / compaction
+  kPageAllocation,     // "page_allocation": kernel CPU allocating and zeroing page-cache pages
+  kHypervisorReclaim,  // "hypervisor_reclaim": page allocation from memory the host took back
+                       //   (free page reporting / balloon)
+  kMemoryManagement,   // "memory_management": kernel CPU grew, no finer evidence (legacy)
+  kCpuContention,      // "cpu_contention": run-queue wait, cgroup CPU quota throttling
+  kRemoteFilesystem,   // "remote_filesystem": a network filesystem's server or network
+  kUndetermined,       // "undetermined": no cause carries most of the added time
+};
 std::string_view CauseName(Cause cause);
+// Every cause, in the order above (metrics export one series per probe for the current one).
+const std::vector<Cause>& AllCauses();
+std::optional<Cause> ParseCauseName(std::string_view name);
 
 struct VerdictInput {
   ProbeKind kind = ProbeKind::kBuffered;
@@ -100,4 +117,4 @@ const ProbeState* TwinToRunNow(const ProbeSnapshot& all, const ProbeState& state
 // DecideVerdict on a probe's state (its last run vs its baseline) and its twin (may be null).
 Verdict VerdictOf(const ProbeState& state, const ProbeState* twin);
 
-}  // namespace iodrift::probes
+}  // namespace iodrift::analysis

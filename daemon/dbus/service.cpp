@@ -462,13 +462,13 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
             {}};
   }
   // The buffered/direct twin on the same target, for the verdict (one FindTwin for every output).
-  probes::ProbeSnapshot all;
+  analysis::ProbeSnapshot all;
   for (auto& candidate : scheduler.Probes()) {
     if (auto state = options.record(candidate.name)) all.push_back(std::move(state));
   }
-  const probes::ProbeState* twin = probes::FindTwin(all, *record);
-  return {probes::ExplainProbe(*record, record->window, twin),
-          probes::ExplainFigures(*record, record->window)};
+  const analysis::ProbeState* twin = analysis::FindTwin(all, *record);
+  return {analysis::ExplainProbe(*record, record->window, twin),
+          analysis::ExplainFigures(*record, record->window)};
 }
 
 std::uint32_t DbusService::Impl::Authorize(const std::string& sender, const char* method) {

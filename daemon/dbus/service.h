@@ -59,7 +59,7 @@ namespace iodrift::daemon::dbus {
 // Re-reads and applies the config; returns the problems (empty: applied). Runs on the bus thread.
 using ReloadFn = std::function<std::vector<std::string>()>;
 // The state of probe `name` (ProbeStates::Get); null when no such probe is configured. Bus thread.
-using RecordFn = std::function<std::shared_ptr<const probes::ProbeState>(const std::string&)>;
+using RecordFn = std::function<std::shared_ptr<const analysis::ProbeState>(const std::string&)>;
 
 struct DbusServiceOptions {
   std::string mode = "auto";       // auto | system | session | ADDRESS (not "none")

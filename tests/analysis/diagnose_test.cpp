@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 ProbeResult Buffered(double bytes_per_second, double sys_seconds = 0.1,

@@ -14,6 +14,7 @@
 #include "tests/analysis/states_test_util.h"
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 constexpr std::size_t Idx(DriftFeature f) { return static_cast<std::size_t>(f); }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 ProbeResult RandomOk(double t, double ops) {

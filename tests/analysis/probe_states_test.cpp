@@ -12,6 +12,7 @@
 #include "tests/analysis/states_test_util.h"
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 probes::ProbeSpec Spec(const std::string& name, const std::string& target = "/dev/vdb") {

@@ -10,6 +10,7 @@
 #include "collectors/analysis/probe_states.h"
 
 namespace iodrift::probes::testing {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 
 // The spec a result's probe would have (name, kind, target, its configured amount).
 inline probes::ProbeSpec SpecOf(const ProbeResult& r) {

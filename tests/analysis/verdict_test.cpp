@@ -10,6 +10,7 @@
 #include "collectors/analysis/explain.h"
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 constexpr double kMiB = 1 << 20;

@@ -47,7 +47,7 @@ std::string Label(const prometheus::ClientMetric& m, const std::string& name) {
 }
 
 TEST(AppendProbeFamilies, ExportsOpsBaselinesRatiosAndWorst) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Random(1000, 1e6, 10.0 * i));
   probes::testing::DefineAndRecord(store, Random(400, 2e6, 3600));
   std::vector<prometheus::MetricFamily> out;
@@ -69,8 +69,8 @@ TEST(AppendProbeFamilies, ExportsOpsBaselinesRatiosAndWorst) {
 }
 
 TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints) {
-  probes::ProbeStates store;
-  for (std::size_t i = 0; i + 1 < probes::kMinCorrelationPoints; ++i) {
+  analysis::ProbeStates store;
+  for (std::size_t i = 0; i + 1 < analysis::kMinCorrelationPoints; ++i) {
     probes::testing::DefineAndRecord(store, Random(1000 - 10.0 * i, 1e6 * (1 + i), 60.0 * i));
   }
   std::vector<prometheus::MetricFamily> out;
@@ -82,7 +82,7 @@ TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints)
   AppendProbeFamilies(*store.Snapshot(), out);
   const auto* corr = Find(out, "iodrift_probe_correlation");
   ASSERT_NE(corr, nullptr);
-  EXPECT_NE(corr->help.find("last " + std::to_string(probes::kDriftWindowSize)), std::string::npos);
+  EXPECT_NE(corr->help.find("last " + std::to_string(analysis::kDriftWindowSize)), std::string::npos);
   bool slab = false;
   for (const auto& m : corr->metric) {
     EXPECT_EQ(Label(m, "probe"), "disk-random");
@@ -98,7 +98,7 @@ TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints)
 }
 
 TEST(AppendProbeFamilies, ExportsTheConfiguredIntervalOfProbesThatRan) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   ProbeResult r = Random(1000, 1e6, 10);
   probes::ProbeSpec random = probes::testing::SpecOf(r);
   random.interval = std::chrono::milliseconds(2500);
@@ -122,7 +122,7 @@ TEST(AppendProbeFamilies, ExportsTheConfiguredIntervalOfProbesThatRan) {
 }
 
 TEST(AppendProbeFamilies, BaselinesCarryTheirUnitInTheName) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Random(1000, 1e6, 10.0 * i));
   ProbeResult cached;
   cached.name = "disk-cached";
@@ -147,7 +147,7 @@ TEST(AppendProbeFamilies, BaselinesCarryTheirUnitInTheName) {
 }
 
 TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   ProbeResult r = Random(1000, 1e6, 10);
   r.latency = probes::LatencyHistogram{};
   r.latency->count = 64;
@@ -195,7 +195,7 @@ TEST(AppendProbeFamilies, ExportsTheLastRunsLatencyQuantiles) {
 }
 
 TEST(AppendProbeFamilies, ExportsTheSampleCountAndOnlyTheQuantilesItSupports) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   ProbeResult r = Random(1000, 1e6, 10);
   std::vector<double> lat;
   for (int i = 1; i <= 64; ++i) lat.push_back(i * 1e-6);

@@ -90,8 +90,8 @@ class JsonChecker {
   std::size_t i_ = 0;
 };
 
-probes::ProbeState RandomRecord() {
-  probes::ProbeState rec;
+analysis::ProbeState RandomRecord() {
+  analysis::ProbeState rec;
   probes::ProbeResult& r = rec.last;
   r.name = "disk-random";
   r.kind = probes::ProbeKind::kRandom;
@@ -110,28 +110,28 @@ probes::ProbeState RandomRecord() {
 }
 
 // RandomRecord with `n` history points, one second apart from t = 1000.
-probes::ProbeState WithHistory(std::size_t n) {
-  probes::ProbeState rec = RandomRecord();
+analysis::ProbeState WithHistory(std::size_t n) {
+  analysis::ProbeState rec = RandomRecord();
   for (std::size_t i = 0; i < n; ++i) {
     probes::ProbeResult r = rec.last;
     r.start_time_seconds = 1000 + static_cast<double>(i);
     r.uptime_seconds = 10 + static_cast<double>(i);
     rec.history = rec.history.Append(
-        probes::MakeHistoryPoint(r, 2000.0, std::make_shared<const std::string>("boot-1")), 240);
+        analysis::MakeHistoryPoint(r, 2000.0, std::make_shared<const std::string>("boot-1")), 240);
   }
   return rec;
 }
 
-probes::ProbeSnapshot Snap(probes::ProbeState state) {
-  return {std::make_shared<const probes::ProbeState>(std::move(state))};
+analysis::ProbeSnapshot Snap(analysis::ProbeState state) {
+  return {std::make_shared<const analysis::ProbeState>(std::move(state))};
 }
 
 TEST(ProbesApiJson, HistoryPointsSayWhetherTheyAreInTheDriftWindow) {
-  probes::ProbeState rec = RandomRecord();
+  analysis::ProbeState rec = RandomRecord();
   probes::ProbeResult suspect = rec.last;
   suspect.suspect = {"io_pressure"};  // kept out of the window behind the correlations
-  rec.history = rec.history.Append(probes::MakeHistoryPoint(rec.last, 2000.0, nullptr), 240);
-  rec.history = rec.history.Append(probes::MakeHistoryPoint(suspect, 2000.0, nullptr), 240);
+  rec.history = rec.history.Append(analysis::MakeHistoryPoint(rec.last, 2000.0, nullptr), 240);
+  rec.history = rec.history.Append(analysis::MakeHistoryPoint(suspect, 2000.0, nullptr), 240);
   const std::string json = ProbesApiJson(std::nullopt, std::nullopt, 240, Snap(rec));
   const auto first = json.find(R"("drift_window":true)");
   ASSERT_NE(first, std::string::npos) << json;
@@ -151,7 +151,7 @@ TEST(ProbesApiJson, IsValidJsonWithTheHeaderFirst) {
 }
 
 TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
-  const probes::ProbeState rec = WithHistory(2);
+  const analysis::ProbeState rec = WithHistory(2);
   JsonWriter once;
   WriteProbeResultJson(once, rec.last);
   std::string fields = once.str();
@@ -181,11 +181,11 @@ TEST(ProbesApiJson, NoProbesIsAnEmptyArray) {
 }
 
 TEST(ProbesApiJson, NoHistoryGivesAnEmptyHistoryAndAProbeThatNeverRanIsLeftOut) {
-  probes::ProbeState never;
+  analysis::ProbeState never;
   never.spec.name = "never";
   never.last.name = "never";
-  probes::ProbeSnapshot states = Snap(RandomRecord());
-  states.push_back(std::make_shared<const probes::ProbeState>(never));
+  analysis::ProbeSnapshot states = Snap(RandomRecord());
+  states.push_back(std::make_shared<const analysis::ProbeState>(never));
   const std::string json = ProbesApiJson(std::nullopt, std::nullopt, 240, states);
   EXPECT_NE(json.find(R"("history":[]})"), std::string::npos) << json;
   EXPECT_EQ(json.find("never"), std::string::npos) << json;

@@ -55,7 +55,7 @@ struct Recorder {
 };
 
 // The probe states fed as the daemon feeds them: one ordinary listener.
-void Feed(Scheduler& s, probes::ProbeStates& states) {
+void Feed(Scheduler& s, analysis::ProbeStates& states) {
   s.AddListener([&states](const ProbeResult& r) { states.Record(r); });
 }
 
@@ -138,7 +138,7 @@ TEST(JitteredInterval, StaysWithinTenPercentAndUsesTheWholeRange) {
 
 TEST(Scheduler, RunsEachProbeAboutEveryIntervalWithinTheJitter) {
   auto rec = std::make_shared<Recorder>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   Scheduler s({}, FastOptions(FakeProbe(rec, 0ms)));
   Feed(s, store);
   s.Apply(store.Define({Spec("p", "a", 100ms)}));
@@ -169,7 +169,7 @@ TEST(Scheduler, RunsEachProbeAboutEveryIntervalWithinTheJitter) {
 
 TEST(Scheduler, NeverOverlapsProbesOnTheSameDeviceButOverlapsDevices) {
   auto rec = std::make_shared<Recorder>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 40ms));
   options.max_concurrent = 4;
   Scheduler s({}, options);
@@ -188,7 +188,7 @@ TEST(Scheduler, NeverOverlapsProbesOnTheSameDeviceButOverlapsDevices) {
 
 TEST(Scheduler, HonoursTheGlobalConcurrencyLimit) {
   auto rec = std::make_shared<Recorder>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   Scheduler s({}, FastOptions(FakeProbe(rec, 20ms)));  // max_concurrent 1 by default
   Feed(s, store);
   s.Apply(store.Define({Spec("a", "a", 30ms), Spec("b", "b", 30ms), Spec("c", "c", 30ms)}));
@@ -203,7 +203,7 @@ TEST(Scheduler, HonoursTheGlobalConcurrencyLimit) {
 TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   std::mutex mu;
   std::optional<Clock::time_point> timeout_seen;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"hang"}));
@@ -261,7 +261,7 @@ TEST(Scheduler, TimesOutAHungProbeAndNeverPilesMoreOntoItsDevice) {
 TEST(Scheduler, UsesADeviceAgainOnceItsStuckCallReturns) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   Scheduler s({}, FastOptions(FakeProbe(rec, 0ms, gate, {"hang"})));
   Feed(s, store);
   s.Apply(store.Define({Spec("hang", "fuse", 100ms, 150ms)}));
@@ -281,7 +281,7 @@ TEST(Scheduler, UsesADeviceAgainOnceItsStuckCallReturns) {
 TEST(Scheduler, RunNowJoinsTheRunInFlight) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"slow"}));
   options.periodic = false;
   Scheduler s({}, options);
@@ -325,7 +325,7 @@ TEST(Scheduler, RunNowJoinsTheRunInFlight) {
 TEST(Scheduler, ExperimentRunsReachNoListenerAndAreBoundToTheGeneration) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"slow"}));
   options.periodic = false;
   Scheduler s({}, options);
@@ -388,7 +388,7 @@ TEST(Scheduler, ExperimentRunsReachNoListenerAndAreBoundToTheGeneration) {
 TEST(Scheduler, StopResolvesOpenRequestsAndReturnsPromptly) {
   auto rec = std::make_shared<Recorder>();
   auto gate = std::make_shared<Gate>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms, gate, {"stuck"}));
   options.periodic = false;
   options.shutdown_grace = 200ms;
@@ -414,7 +414,7 @@ TEST(Scheduler, StopResolvesOpenRequestsAndReturnsPromptly) {
 
 TEST(Scheduler, ApplyReplacesTheProbeSetAtomically) {
   auto rec = std::make_shared<Recorder>();
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   auto options = FastOptions(FakeProbe(rec, 0ms));
   options.max_concurrent = 3;
   Scheduler s({}, options);
@@ -494,7 +494,7 @@ TEST(Scheduler, AReloadThatChangesAnyOneFieldOfAProbeIsApplied) {
     });
     ASSERT_NE(changed, base) << "field " << i;
     auto rec = std::make_shared<Recorder>();
-    probes::ProbeStates store;
+    analysis::ProbeStates store;
     Scheduler s({}, FastOptions(FakeProbe(rec, 0ms)));
     s.Apply(store.Define({base}));
     s.Apply(store.Define({changed}));
@@ -508,7 +508,7 @@ TEST(Scheduler, AReloadThatChangesAnyOneFieldOfAProbeIsApplied) {
 }
 
 TEST(Scheduler, RunsTheRealProbeEngineOnDemand) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   SchedulerOptions options;
   options.periodic = false;
   Scheduler s(probes::testing::MakeEnv(""), options);

@@ -10,7 +10,7 @@
 namespace iodrift::daemon {
 namespace {
 
-using probes::DriftFeature;
+using analysis::DriftFeature;
 
 std::size_t Count(const std::string& haystack, const std::string& needle) {
   std::size_t n = 0;
@@ -45,9 +45,9 @@ probes::ProbeSpec Spec(const std::string& name, probes::ProbeKind kind, const st
   return s;
 }
 
-probes::HistoryPoint Point(double t, std::optional<double> figure, std::optional<double> baseline,
+analysis::HistoryPoint Point(double t, std::optional<double> figure, std::optional<double> baseline,
                            const char* boot = "boot-a") {
-  probes::HistoryPoint p;
+  analysis::HistoryPoint p;
   p.time_seconds = t;
   p.boot_id = std::make_shared<const std::string>(boot);
   p.uptime_seconds = t - 1'700'000'000;
@@ -65,9 +65,9 @@ probes::HistoryPoint Point(double t, std::optional<double> figure, std::optional
   return p;
 }
 
-probes::ProbeHistory History(const std::string& name, probes::ProbeKind kind,
+analysis::ProbeHistory History(const std::string& name, probes::ProbeKind kind,
                              const std::string& target, std::size_t n, double baseline = 1e8) {
-  probes::ProbeHistory h;
+  analysis::ProbeHistory h;
   h.name = name;
   h.kind = kind;
   h.target = target;
@@ -78,9 +78,9 @@ probes::ProbeHistory History(const std::string& name, probes::ProbeKind kind,
   return h;
 }
 
-probes::ProbeState Record(const std::string& name, probes::ProbeKind kind,
+analysis::ProbeState Record(const std::string& name, probes::ProbeKind kind,
                           const std::string& target) {
-  probes::ProbeState r;
+  analysis::ProbeState r;
   r.last.name = name;
   r.last.kind = kind;
   r.last.target = target;
@@ -99,14 +99,14 @@ probes::ProbeState Record(const std::string& name, probes::ProbeKind kind,
 // the one snapshot the page reads.
 struct PageProbes {
   std::vector<probes::ProbeSpec> specs;
-  std::vector<probes::ProbeState> records;
-  std::vector<probes::ProbeHistory> histories;
+  std::vector<analysis::ProbeState> records;
+  std::vector<analysis::ProbeHistory> histories;
 };
 
 StatusPageInput With(StatusPageInput in, const PageProbes& pp) {
-  auto snapshot = std::make_shared<probes::ProbeSnapshot>();
+  auto snapshot = std::make_shared<analysis::ProbeSnapshot>();
   for (const auto& spec : pp.specs) {
-    probes::ProbeState state;
+    analysis::ProbeState state;
     for (const auto& r : pp.records) {
       if (r.last.name == spec.name) state = r;
     }
@@ -115,7 +115,7 @@ StatusPageInput With(StatusPageInput in, const PageProbes& pp) {
       if (h.name != spec.name) continue;
       for (const auto& point : h.points) state.history = state.history.Append(point, 100000);
     }
-    snapshot->push_back(std::make_shared<const probes::ProbeState>(std::move(state)));
+    snapshot->push_back(std::make_shared<const analysis::ProbeState>(std::move(state)));
   }
   in.probes = std::move(snapshot);
   return in;
@@ -219,7 +219,7 @@ TEST(RenderStatusPage, FailedRunsAreMarkedNotDrawnAsPointsAndSplitTheLine) {
   StatusPageInput in = Input();
   PageProbes pp;
   pp.specs = {Spec("c", probes::ProbeKind::kCached, "/dev/vdb")};
-  probes::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 5);
+  analysis::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 5);
   h.points[2] = Point(h.points[2].time_seconds, std::nullopt, 1e8);
   pp.histories = {h};
   const std::string fig = Svg(RenderStatusPage(With(in, pp)), "probe-c-figure");
@@ -234,7 +234,7 @@ TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
   PageProbes pp;
   const std::string target = "/mnt/<script>alert(1)</script>";
   pp.specs = {Spec("x", probes::ProbeKind::kCached, target)};
-  probes::ProbeState rec = Record("x", probes::ProbeKind::kCached, target);
+  analysis::ProbeState rec = Record("x", probes::ProbeKind::kCached, target);
   rec.last.outcome = probes::Outcome::kError;
   rec.last.error = "open \"/mnt/<b>\": a & b";
   pp.records = {rec};
@@ -268,7 +268,7 @@ TEST(RenderStatusPage, MarksABootBoundaryWhereTheBootIdChanges) {
   StatusPageInput in = Input();
   PageProbes pp;
   pp.specs = {Spec("c", probes::ProbeKind::kCached, "/dev/vdb")};
-  probes::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 4);
+  analysis::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 4);
   for (std::size_t i = 2; i < 4; ++i) {
     h.points[i].boot_id = std::make_shared<const std::string>("boot-b");
     h.points[i].uptime_seconds = 30.0 * static_cast<double>(i);
@@ -284,7 +284,7 @@ TEST(RenderStatusPage, MarksABootBoundaryWhereTheBootIdChanges) {
 TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {
   StatusPageInput in = Input();
   PageProbes pp;
-  probes::ProbeBaseline now;
+  analysis::ProbeBaseline now;
   now.key = {"c", probes::ProbeKind::kCached, "/dev/vdb", 0};
   now.baseline = 1024.0 * 1024 * 100;
   now.worst_ratio = 0.75;

@@ -240,7 +240,7 @@ TEST(FormatProbeStatus, ReadsLikeSystemctlStatus) {
 }
 
 TEST(ProbeStatusText, UsesTheLatestRunAndCountsFailures) {
-  std::vector<probes::ProbeState> records(4);  // the fourth never ran
+  std::vector<analysis::ProbeState> records(4);  // the fourth never ran
   records[0].last.outcome = probes::Outcome::kOk;
   records[0].last.start_time_seconds = 1000;
   records[0].last.duration_seconds = 2;
@@ -249,10 +249,10 @@ TEST(ProbeStatusText, UsesTheLatestRunAndCountsFailures) {
   records[1].last.duration_seconds = 1;
   records[2].last.outcome = probes::Outcome::kError;
   for (int i = 0; i < 3; ++i) records[i].runs[records[i].last.outcome] = 1;
-  probes::ProbeSnapshot states;
-  for (const auto& r : records) states.push_back(std::make_shared<const probes::ProbeState>(r));
+  analysis::ProbeSnapshot states;
+  for (const auto& r : records) states.push_back(std::make_shared<const analysis::ProbeState>(r));
   EXPECT_EQ(ProbeStatusText(states, 1018), "4 probes, last run 12 s ago, 2 failing");
-  probes::ProbeSnapshot never = {states.back(), states.back()};
+  analysis::ProbeSnapshot never = {states.back(), states.back()};
   EXPECT_EQ(ProbeStatusText(never, 1018), "2 probes, no run yet, 0 failing");
 }
 

@@ -20,6 +20,7 @@
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 using testing::TempDir;
@@ -290,7 +291,7 @@ std::map<std::string, double> ByLabels(const prometheus::MetricFamily& f) {
 }
 
 TEST(ReadersOutputs, MetricsPerReaderCountOnlyForACurve) {
-  probes::ProbeStates store;
+  analysis::ProbeStates store;
   ProbeResult r = CurveResult();
   r.spec_size = 0;
   testing::DefineAndRecord(store, r);
@@ -311,7 +312,7 @@ TEST(ReadersOutputs, MetricsPerReaderCountOnlyForACurve) {
   EXPECT_EQ(Family(out, "iodrift_probe_readers_ops_per_second"), nullptr);
 
   // A random curve: ops families with op=read; a plain probe: none of the readers families.
-  probes::ProbeStates plain;
+  analysis::ProbeStates plain;
   ProbeResult classic = CurveResult();
   classic.readers.clear();
   testing::DefineAndRecord(plain, classic);
@@ -319,7 +320,7 @@ TEST(ReadersOutputs, MetricsPerReaderCountOnlyForACurve) {
   daemon::AppendProbeFamilies(*plain.Snapshot(), out);
   for (const auto& f : out)
     EXPECT_EQ(f.name.find("iodrift_probe_reader"), std::string::npos) << f.name;
-  probes::ProbeStates random;
+  analysis::ProbeStates random;
   ProbeResult ops = CurveResult();
   ops.kind = ProbeKind::kRandom;
   ops.throughput_bytes_per_second.reset();

@@ -36,6 +36,7 @@
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
+using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
 namespace {
 
 namespace fs = std::filesystem;
