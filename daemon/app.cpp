@@ -403,7 +403,7 @@ class Daemon {
   CommandLine cl_;
   config::Config cfg_;
   analysis::ProbeStates states_;  // the one owner of every probe's state
-  ProbeLog probe_log_;          // before scheduler_: its listener outlives no part of it
+  ProbeLog probe_log_;            // before scheduler_: its listener outlives no part of it
   std::atomic<bool> status_enabled_{true};
   ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)
   // The filesystem of each directory target, shared with the scheduler's ProbeEnv; reload forgets.

@@ -276,8 +276,8 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   s->report.baseline = state->baseline;
   s->report.start_time_seconds = Now();
   if (state->ran()) {
-    s->report.verdict =
-        analysis::CauseName(analysis::VerdictOf(*state, analysis::FindTwin(*snapshot, *state)).cause);
+    s->report.verdict = analysis::CauseName(
+        analysis::VerdictOf(*state, analysis::FindTwin(*snapshot, *state)).cause);
   }
   open_ = std::move(s);
   spdlog::info("diagnose: probe={} begun by uid={} (twin {}, {} steps)", name, caller.uid,
@@ -389,8 +389,8 @@ DiagnoseReply Diagnoser::RunRepeat(const std::string& step) {
       std::string why;
       auto bytes =
           analysis::WarmBytes(run_bytes, options.warm_bytes, gates.mem_available_bytes.value_or(0),
-                            options.limits.min_available_bytes,
-                            CgroupHeadroom(options.proc_root, options.cgroup_root), why);
+                              options.limits.min_available_bytes,
+                              CgroupHeadroom(options.proc_root, options.cgroup_root), why);
       if (!bytes) {
         *warm_error = why;
         return why;

@@ -54,7 +54,7 @@ class Scheduler;
 struct DiagnoseOptions {
   bool enabled = false;                    // config diagnose.enabled
   std::uint64_t warm_bytes = 1ULL << 30;   // config diagnose.warm_size (cap)
-  analysis::DiagnoseLimits limits;           // min_available, max_memory_pressure, max_io_pressure
+  analysis::DiagnoseLimits limits;         // min_available, max_memory_pressure, max_io_pressure
   std::chrono::seconds max_duration{300};  // config diagnose.timeout
   std::chrono::seconds cooldown{std::chrono::minutes(30)};  // config diagnose.cooldown
   std::chrono::seconds idle_timeout{60};                    // a session nobody calls ends

@@ -85,7 +85,8 @@ std::string SafeId(const std::string& name) {
 
 std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string& id) {
   const auto& pts = h.points;
-  const std::vector<std::size_t> picked = analysis::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
+  const std::vector<std::size_t> picked =
+      analysis::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
   const double x_min = pts.front().time_seconds, x_max = pts.back().time_seconds;
   const probes::ProbeKind kind = h.kind;
 

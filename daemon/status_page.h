@@ -42,7 +42,7 @@ struct StatusPageInput {
   std::optional<std::string> boot_id;
   std::optional<double> uptime_seconds;
   std::shared_ptr<const analysis::ProbeSnapshot> probes;  // ProbeStates::Snapshot()
-  std::size_t history_runs = 0;                         // the ring's bound per probe
+  std::size_t history_runs = 0;                           // the ring's bound per probe
   analysis::BaselineState baselines;                      // ProbeStates::Baselines()
 };
 

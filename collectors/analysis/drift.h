@@ -48,10 +48,10 @@
 namespace iodrift::analysis {
 
 // The analysis reads what the probes measured; those types live in iodrift::probes.
+using probes::LatencyHistogram;
+using probes::Outcome;
 using probes::ProbeKind;
 using probes::ProbeResult;
-using probes::Outcome;
-using probes::LatencyHistogram;
 using probes::TimeParts;
 
 enum class DriftFeature {

@@ -38,26 +38,36 @@ std::string Percent(double ratio) {
 
 std::string_view CauseName(Cause cause) {
   switch (cause) {
-    case Cause::kDevice: return "device";
-    case Cause::kDeviceBusy: return "device_busy";
-    case Cause::kMemoryReclaim: return "memory_reclaim";
-    case Cause::kMemoryCompaction: return "memory_compaction";
-    case Cause::kPageAllocation: return "page_allocation";
-    case Cause::kHypervisorReclaim: return "hypervisor_reclaim";
-    case Cause::kMemoryManagement: return "memory_management";
-    case Cause::kCpuContention: return "cpu_contention";
-    case Cause::kRemoteFilesystem: return "remote_filesystem";
-    case Cause::kUndetermined: return "undetermined";
+    case Cause::kDevice:
+      return "device";
+    case Cause::kDeviceBusy:
+      return "device_busy";
+    case Cause::kMemoryReclaim:
+      return "memory_reclaim";
+    case Cause::kMemoryCompaction:
+      return "memory_compaction";
+    case Cause::kPageAllocation:
+      return "page_allocation";
+    case Cause::kHypervisorReclaim:
+      return "hypervisor_reclaim";
+    case Cause::kMemoryManagement:
+      return "memory_management";
+    case Cause::kCpuContention:
+      return "cpu_contention";
+    case Cause::kRemoteFilesystem:
+      return "remote_filesystem";
+    case Cause::kUndetermined:
+      return "undetermined";
   }
   return "undetermined";
 }
 
 const std::vector<Cause>& AllCauses() {
-  static const std::vector<Cause> all = {
-      Cause::kDevice,          Cause::kDeviceBusy,        Cause::kMemoryReclaim,
-      Cause::kMemoryCompaction, Cause::kPageAllocation,   Cause::kHypervisorReclaim,
-      Cause::kMemoryManagement, Cause::kCpuContention,    Cause::kRemoteFilesystem,
-      Cause::kUndetermined};
+  static const std::vector<Cause> all = {Cause::kDevice,           Cause::kDeviceBusy,
+                                         Cause::kMemoryReclaim,    Cause::kMemoryCompaction,
+                                         Cause::kPageAllocation,   Cause::kHypervisorReclaim,
+                                         Cause::kMemoryManagement, Cause::kCpuContention,
+                                         Cause::kRemoteFilesystem, Cause::kUndetermined};
   return all;
 }
 

@@ -82,7 +82,8 @@ TEST(AppendProbeFamilies, ExportsCorrelationsOnlyOnceTheWindowHoldsEnoughPoints)
   AppendProbeFamilies(*store.Snapshot(), out);
   const auto* corr = Find(out, "iodrift_probe_correlation");
   ASSERT_NE(corr, nullptr);
-  EXPECT_NE(corr->help.find("last " + std::to_string(analysis::kDriftWindowSize)), std::string::npos);
+  EXPECT_NE(corr->help.find("last " + std::to_string(analysis::kDriftWindowSize)),
+            std::string::npos);
   bool slab = false;
   for (const auto& m : corr->metric) {
     EXPECT_EQ(Label(m, "probe"), "disk-random");

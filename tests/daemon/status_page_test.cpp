@@ -46,7 +46,7 @@ probes::ProbeSpec Spec(const std::string& name, probes::ProbeKind kind, const st
 }
 
 analysis::HistoryPoint Point(double t, std::optional<double> figure, std::optional<double> baseline,
-                           const char* boot = "boot-a") {
+                             const char* boot = "boot-a") {
   analysis::HistoryPoint p;
   p.time_seconds = t;
   p.boot_id = std::make_shared<const std::string>(boot);
@@ -66,7 +66,7 @@ analysis::HistoryPoint Point(double t, std::optional<double> figure, std::option
 }
 
 analysis::ProbeHistory History(const std::string& name, probes::ProbeKind kind,
-                             const std::string& target, std::size_t n, double baseline = 1e8) {
+                               const std::string& target, std::size_t n, double baseline = 1e8) {
   analysis::ProbeHistory h;
   h.name = name;
   h.kind = kind;
@@ -79,7 +79,7 @@ analysis::ProbeHistory History(const std::string& name, probes::ProbeKind kind,
 }
 
 analysis::ProbeState Record(const std::string& name, probes::ProbeKind kind,
-                          const std::string& target) {
+                            const std::string& target) {
   analysis::ProbeState r;
   r.last.name = name;
   r.last.kind = kind;
