@@ -3,6 +3,7 @@
 #include "collectors/probes/time_parts.h"
 
 #include <cmath>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -62,10 +63,27 @@ TEST(TimeParts, WithoutSchedstatOrDeviceTheRestIsOther) {
 // Runs recorded with `iodriftd --once --json` on this machine class (2 vCPU VM, loop device on
 // virtio; docs/reading-drift.md "Reading a slowdown"): the raw deltas RunContext measured, one per
 // kind. The parts must add up to the wall time within 10 %.
+struct RecordedInput {
+  double wall, user, system;
+  std::optional<double> on_cpu, runqueue, device_busy, psi_io, psi_memory;
+};
 struct Recorded {
   const char* kind;
-  TimePartsInput in;
+  RecordedInput raw;
 };
+
+TimePartsInput Input(const RecordedInput& r) {
+  TimePartsInput in;
+  in.wall_seconds = r.wall;
+  in.rusage_user_seconds = r.user;
+  in.rusage_system_seconds = r.system;
+  in.on_cpu_seconds = r.on_cpu;
+  in.runqueue_wait_seconds = r.runqueue;
+  in.device_busy_seconds = r.device_busy;
+  in.psi_io_some_seconds = r.psi_io;
+  in.psi_memory_some_seconds = r.psi_memory;
+  return in;
+}
 
 TEST(TimeParts, RecordedRunsAddUpToWallWithinTenPercent) {
   // wall, rusage user, rusage system, schedstat on-CPU, run-queue, device busy, PSI io, PSI mem
@@ -73,7 +91,12 @@ TEST(TimeParts, RecordedRunsAddUpToWallWithinTenPercent) {
 #include "tests/probes/time_parts_recorded.inc"
   };
   ASSERT_GE(std::size(runs), 6u);
-  for (const auto& r : runs) {
+  for (const auto& rec : runs) {
+    const TimePartsInput in = Input(rec.raw);
+    const struct {
+      const char* kind;
+      const TimePartsInput& in;
+    } r{rec.kind, in};
     const TimeParts p = ComputeTimeParts(r.in);
     EXPECT_NEAR(p.Sum(), r.in.wall_seconds, 0.1 * r.in.wall_seconds) << r.kind;
     EXPECT_GE(p.other, 0) << r.kind;
