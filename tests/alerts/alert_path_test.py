@@ -461,7 +461,8 @@ def main():
                 fail("%d problem(s) with the alert as Alertmanager received it" % len(failures))
             print("received by Alertmanager: " + json.dumps(
                 {n: {"labels": received[n]["labels"], "annotations": {
-                    k: received[n]["annotations"][k] for k in ("ratio", "runbook_url", "dashboard_uid")}}
+                    k: received[n]["annotations"][k]
+                    for k in ("ratio", "cause", "runbook_url", "dashboard_uid")}}
                  for n in names}, sort_keys=True))
 
             # Lift the throttle: the alert resolves.
