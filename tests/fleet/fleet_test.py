@@ -84,6 +84,7 @@ RELAXED = [
     ("Top slab growth (24 h)", r" > 0\)$", " >= -Inf)"),
     ("Top slab caches by growth (24 h)", r" > 0\)$", " >= -Inf)"),
     ("Reboots", r" < 1800$", " >= 0"),
+    ("Hosts by cause", r'cause!="undetermined"', 'cause=~".+"'),
 ]
 # Expressions that aggregate the instances away (avg over an uptime band: one band per machine).
 AGGREGATED = {"Throughput vs uptime: mean worst ratio by uptime band"}
