@@ -1,5 +1,4 @@
 // The probes list: each item's keys, the checks that depend on its kind, and unique names.
-#include "collectors/probes/netfs.h"
 #include "config/loader.h"
 
 namespace iodrift::config::detail {
@@ -188,20 +187,17 @@ ProbeSpec Loader::LoadProbe(const YAML::Node& item, const std::string& path,
       Report(PositionOf(read.remote->key), read.remote->path,
              "only applies to kinds with a target (a memory probe reads no file)");
     }
-    // A target on a remote filesystem: longer timeout, smaller runs (netfs.h). `remote:`
-    // decides; otherwise judged from /proc/self/mountinfo without touching the target.
-    if (read.target && probe.kind != ProbeKind::kMemory && !probe.target.empty() &&
-        (probe.remote ? *probe.remote : probes::TargetLooksRemote(probe.target))) {
-      probes::ApplyRemoteDefaults(probe, {.size = read.size.has_value(),
-                                          .timeout = read.timeout.has_value(),
-                                          .files = read.files.has_value(),
-                                          .requests = read.requests.has_value()});
-    }
     if (read.readers && !probes::KindTakesReaders(probe.kind)) {
       Report(PositionOf(read.readers->key), read.readers->path,
              "only applies to kinds buffered, direct and random");
     }
   }
+  // Whether the target is remote is a fact of each run, not of the file: the runs apply the
+  // remote defaults to the keys not given here (netfs.h WithRemoteDefaults).
+  probe.given = {.size = read.size.has_value(),
+                 .timeout = read.timeout.has_value(),
+                 .files = read.files.has_value(),
+                 .requests = read.requests.has_value()};
   if (read.durations_valid && (read.timeout || read.time_budget) &&
       probe.timeout <= probe.time_budget) {
     const Entry& at = read.timeout ? *read.timeout : *read.time_budget;
