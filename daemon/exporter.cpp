@@ -69,6 +69,11 @@ void Exporter::AddSource(FamilySource source) {
   sources_.push_back(std::move(source));
 }
 
+void Exporter::AddTextSource(TextSource source) {
+  std::lock_guard lock(mu_);
+  text_sources_.push_back(std::move(source));
+}
+
 std::shared_ptr<const Exporter::CollectorSet> Exporter::Current() const {
   std::lock_guard lock(mu_);
   return set_;
@@ -153,6 +158,12 @@ std::string Exporter::RenderText() const {
   std::string text;
   text.reserve(last_text_size_.load(std::memory_order_relaxed) + 4096);
   WriteExposition(Collect(), text);
+  std::vector<TextSource> text_sources;
+  {
+    std::lock_guard lock(mu_);
+    text_sources = text_sources_;
+  }
+  for (const auto& source : text_sources) source(text);
   last_text_size_.store(text.size(), std::memory_order_relaxed);
   return text;
 }

@@ -38,6 +38,8 @@
 namespace iodrift::daemon {
 
 using FamilySource = std::function<void(std::vector<prometheus::MetricFamily>&)>;
+// Appends text already in the exposition format (prepared families) to a scrape's text.
+using TextSource = std::function<void(std::string&)>;
 
 class Exporter {
  public:
@@ -51,9 +53,12 @@ class Exporter {
   // Adds a source of families (called on every scrape, after the collectors).
   void AddSource(FamilySource source);
 
+  // Adds a source of prepared text, appended after Collect()'s families on every scrape.
+  void AddTextSource(TextSource source);
+
   std::vector<prometheus::MetricFamily> Collect() const;
 
-  // Prometheus text format 0.0.4 of Collect() (daemon/exposition.h).
+  // Prometheus text format 0.0.4 of Collect() (daemon/exposition.h), then the text sources.
   std::string RenderText() const;
 
  private:
@@ -66,6 +71,7 @@ class Exporter {
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
   std::vector<FamilySource> sources_;
+  std::vector<TextSource> text_sources_;
   mutable std::atomic<std::size_t> last_text_size_{0};
 };
 

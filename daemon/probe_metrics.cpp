@@ -6,6 +6,7 @@
 
 #include "collectors/analysis/drift.h"
 #include "collectors/common/families.h"
+#include "daemon/exposition.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -398,6 +399,37 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
        &experiment_runs}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
+}
+
+std::shared_ptr<const PreparedProbeFamilies::Text> PreparedProbeFamilies::Current() const {
+  std::lock_guard lock(mu_);
+  return prepared_;
+}
+
+std::shared_ptr<const PreparedProbeFamilies::Text> PreparedProbeFamilies::Make(
+    const Snapshot& snapshot) {
+  auto made = std::make_shared<Text>();
+  made->snapshot = snapshot;
+  if (snapshot) {
+    std::vector<MetricFamily> families;
+    AppendProbeFamilies(*snapshot, families);
+    WriteExposition(families, made->text);
+  }
+  renders_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(mu_);
+  prepared_ = made;
+  return made;
+}
+
+void PreparedProbeFamilies::Prepare(const Snapshot& snapshot) {
+  if (auto current = Current(); current && current->snapshot == snapshot) return;
+  Make(snapshot);
+}
+
+void PreparedProbeFamilies::AppendText(const Snapshot& snapshot, std::string& out) {
+  auto current = Current();
+  if (!current || current->snapshot != snapshot) current = Make(snapshot);
+  out += current->text;
 }
 
 }  // namespace iodrift::daemon
