@@ -202,10 +202,11 @@ class Daemon {
     }
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
     // The probe families are prepared when a run is recorded (listener below) and copied here.
-    exporter_->AddTextSource(
-        [this](std::string& out) { probe_families_.AppendText(states_.Snapshot(), out); });
+    exporter_->AddTextSource([this] { return probe_families_.Body(states_.Snapshot()); });
     server_.Route("/metrics", [this] {
-      return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
+      auto rendered = exporter_->Render();
+      return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(rendered.head),
+                          std::move(rendered.tail)};
     });
     // Liveness, cheap on purpose: the systemd watchdog pings it (Alive()).
     server_.Route("/-/healthy", [] {

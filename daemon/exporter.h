@@ -34,12 +34,13 @@
 #include "collectors/common/collector.h"
 #include "config/config.h"
 #include "daemon/collector_runner.h"
+#include "daemon/prepared_body.h"
 
 namespace iodrift::daemon {
 
 using FamilySource = std::function<void(std::vector<prometheus::MetricFamily>&)>;
-// Appends text already in the exposition format (prepared families) to a scrape's text.
-using TextSource = std::function<void(std::string&)>;
+// Text already in the exposition format (prepared families), sent after the collectors' text.
+using TextSource = std::function<std::shared_ptr<const PreparedBody>()>;
 
 class Exporter {
  public:
@@ -58,7 +59,14 @@ class Exporter {
 
   std::vector<prometheus::MetricFamily> Collect() const;
 
-  // Prometheus text format 0.0.4 of Collect() (daemon/exposition.h), then the text sources.
+  // Prometheus text format 0.0.4: Collect()'s families (daemon/exposition.h) in `head`, then
+  // the text sources' parts, left apart so that a gzip response reuses their deflate blocks.
+  struct Rendered {
+    std::string head;
+    PreparedParts tail;
+  };
+  Rendered Render() const;
+  // head + the tail's texts, one string.
   std::string RenderText() const;
 
  private:

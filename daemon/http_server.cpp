@@ -251,14 +251,23 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
                  int gzip_level) {
   std::string compressed;
   const std::string* body = &response.body;
-  if (gzip && response.body.size() > 1024) {
-    compressed = GzipCompress(response.body, gzip_level);
+  std::size_t size = response.body.size();
+  for (const auto& part : response.tail) size += part->text().size();
+  if (gzip && size > 1024) {
+    compressed = GzipCompress(response.body, gzip_level, response.tail);
     if (!compressed.empty())
       body = &compressed;
     else
       gzip = false;
   } else {
     gzip = false;
+  }
+  std::string joined;
+  if (!gzip && !response.tail.empty()) {
+    joined.reserve(size);
+    joined = response.body;
+    for (const auto& part : response.tail) joined += part->text();
+    body = &joined;
   }
   MHD_Response* mhd = MHD_create_response_from_buffer(body->size(), const_cast<char*>(body->data()),
                                                       MHD_RESPMEM_MUST_COPY);
@@ -499,7 +508,8 @@ class ThreadDeflater {
   ThreadDeflater(const ThreadDeflater&) = delete;
   ThreadDeflater& operator=(const ThreadDeflater&) = delete;
 
-  // The stream, ready for a new gzip member at `level`; nullptr on zlib failure.
+  // The stream, ready for a new raw deflate stream at `level` (the caller writes the gzip
+  // framing); nullptr on zlib failure.
   z_stream* Get(int level) {
     if (ready_ && level != level_) {
       deflateEnd(&zs_);
@@ -507,8 +517,8 @@ class ThreadDeflater {
     }
     if (!ready_) {
       zs_ = z_stream{};
-      // windowBits 15 + 16: gzip framing; memLevel 8 is zlib's default.
-      if (deflateInit2(&zs_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      // windowBits -15: raw deflate; memLevel 8 is zlib's default.
+      if (deflateInit2(&zs_, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         return nullptr;
       }
       ready_ = true;
@@ -527,23 +537,53 @@ class ThreadDeflater {
   int level_ = 0;
 };
 
+void AppendLittleEndian32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
 }  // namespace
 
-std::string GzipCompress(const std::string& data, int level) {
+std::string GzipCompress(const std::string& data, int level, const PreparedParts& tail) {
   thread_local ThreadDeflater deflater;
   z_stream* zs = deflater.Get(level);
   if (zs == nullptr) return {};
-  std::string out;
-  out.resize(deflateBound(zs, data.size()) + 32);
+  // RFC 1952 member header: magic, deflate, no flags, no mtime, no extra flags, OS unix.
+  static constexpr char kHeader[] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};
+  std::string out(kHeader, sizeof kHeader);
+  std::vector<std::shared_ptr<const std::string>> blocks;
+  std::size_t tail_bytes = 0;
+  for (const auto& part : tail) {
+    bool ok = false;
+    blocks.push_back(part->Deflated(level, ok));
+    if (!ok) return {};
+    tail_bytes += blocks.back()->size();
+  }
+  out.resize(sizeof kHeader + deflateBound(zs, data.size()) + 64 + tail_bytes + 8);
   zs->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   zs->avail_in = static_cast<uInt>(data.size());
-  zs->next_out = reinterpret_cast<Bytef*>(out.data());
-  zs->avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(zs, Z_FINISH);
-  out.resize(zs->total_out);
+  zs->next_out = reinterpret_cast<Bytef*>(out.data() + sizeof kHeader);
+  zs->avail_out = static_cast<uInt>(out.size() - sizeof kHeader - tail_bytes - 8);
+  // With a tail the head's blocks end byte-aligned and not final (sync flush); the tail's
+  // blocks follow, then an empty final block (fixed Huffman: 03 00).
+  const int rc = deflate(zs, tail.empty() ? Z_FINISH : Z_SYNC_FLUSH);
+  const bool ok =
+      tail.empty() ? rc == Z_STREAM_END : rc == Z_OK && zs->avail_in == 0 && zs->avail_out > 0;
+  out.resize(sizeof kHeader + zs->total_out);
   zs->next_in = nullptr;  // no pointer into `data` stays behind
   zs->next_out = nullptr;
-  return rc == Z_STREAM_END ? out : std::string();
+  if (!ok) return {};
+  uLong crc = ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data.data()),
+                      static_cast<uInt>(data.size()));
+  std::uint64_t length = data.size();
+  for (std::size_t i = 0; i < tail.size(); ++i) {
+    out += *blocks[i];
+    crc = crc32_combine(crc, tail[i]->crc32(), static_cast<z_off_t>(tail[i]->text().size()));
+    length += tail[i]->text().size();
+  }
+  if (!tail.empty()) out += std::string_view("\x03\x00", 2);
+  AppendLittleEndian32(out, static_cast<std::uint32_t>(crc));
+  AppendLittleEndian32(out, static_cast<std::uint32_t>(length));  // ISIZE: length mod 2^32
+  return out;
 }
 
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}

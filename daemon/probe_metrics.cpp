@@ -410,11 +410,13 @@ std::shared_ptr<const PreparedProbeFamilies::Text> PreparedProbeFamilies::Make(
     const Snapshot& snapshot) {
   auto made = std::make_shared<Text>();
   made->snapshot = snapshot;
+  std::string text;
   if (snapshot) {
     std::vector<MetricFamily> families;
     AppendProbeFamilies(*snapshot, families);
-    WriteExposition(families, made->text);
+    WriteExposition(families, text);
   }
+  made->body = std::make_shared<const PreparedBody>(std::move(text));
   renders_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mu_);
   prepared_ = made;
@@ -426,10 +428,14 @@ void PreparedProbeFamilies::Prepare(const Snapshot& snapshot) {
   Make(snapshot);
 }
 
-void PreparedProbeFamilies::AppendText(const Snapshot& snapshot, std::string& out) {
+std::shared_ptr<const PreparedBody> PreparedProbeFamilies::Body(const Snapshot& snapshot) {
   auto current = Current();
   if (!current || current->snapshot != snapshot) current = Make(snapshot);
-  out += current->text;
+  return current->body;
+}
+
+void PreparedProbeFamilies::AppendText(const Snapshot& snapshot, std::string& out) {
+  out += Body(snapshot)->text();
 }
 
 }  // namespace iodrift::daemon

@@ -26,6 +26,7 @@
 #include <prometheus/metric_family.h>
 
 #include "collectors/analysis/probe_states.h"
+#include "daemon/prepared_body.h"
 
 namespace iodrift::daemon {
 
@@ -45,8 +46,10 @@ class PreparedProbeFamilies {
 
   // Makes the text of `snapshot` now unless it is the snapshot already prepared.
   void Prepare(const Snapshot& snapshot);
-  // Appends the text of `snapshot` to `out`: the prepared bytes when they are this snapshot's,
-  // else made now (and kept for the next scrape).
+  // The text of `snapshot`: the prepared one when it is this snapshot's, else made now (and
+  // kept for the next scrape).
+  std::shared_ptr<const PreparedBody> Body(const Snapshot& snapshot);
+  // Appends Body(snapshot)'s text to `out`.
   void AppendText(const Snapshot& snapshot, std::string& out);
   // How many times the text was made (tests, benchmarks).
   std::uint64_t renders() const { return renders_.load(std::memory_order_relaxed); }
@@ -54,7 +57,7 @@ class PreparedProbeFamilies {
  private:
   struct Text {
     Snapshot snapshot;  // held: its address cannot be reused by a later snapshot
-    std::string text;
+    std::shared_ptr<const PreparedBody> body;
   };
   std::shared_ptr<const Text> Current() const;
   std::shared_ptr<const Text> Make(const Snapshot& snapshot);
