@@ -308,23 +308,30 @@ MHD_Result AddQueryArgument(void* cls, MHD_ValueKind /*kind*/, const char* key,
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* /*version*/, const char* /*upload_data*/,
                          std::size_t* upload_data_size, void** con_cls) {
-  // The first call brings the request head only; body chunks would follow, then a last call. We
-  // answer every request in the first call: a request that announces a body is refused before
-  // any of it is read (no "100 Continue", nothing held open while a client trickles bytes or
-  // never sends the body it announced), and libmicrohttpd closes that connection after the
-  // answer.
+  // The first call brings the request head only; body chunks would follow, then a last call. A
+  // request that announces a body is answered in the first call: refused before any of it is
+  // read (no "100 Continue", nothing held open while a client trickles bytes or never sends the
+  // body it announced), and libmicrohttpd closes that connection after the answer. A request
+  // without a body is answered in the second call, which follows at once: libmicrohttpd 0.9.75
+  // closes every connection whose answer was queued in the first call, so answering there would
+  // cost a TCP connection (accept, a 64 KiB pool mapped and unmapped) per scrape.
   static char answered;
+  static char head_seen;
   auto* impl = static_cast<HttpServer::Impl*>(cls);
-  if (*con_cls != nullptr) {
+  if (*con_cls == &answered) {
     // Only reached if libmicrohttpd reads a body after all: discard it.
     *upload_data_size = 0;
     return MHD_YES;
   }
+  const bool body = *con_cls == nullptr && HasBody(connection);
+  if (*con_cls == nullptr && !body) {
+    MarkBusy(impl, connection);
+    *con_cls = &head_seen;
+    return MHD_YES;
+  }
   *con_cls = &answered;
-  const bool body = HasBody(connection);
   // A request with a body is answered at once below; its connection stays subject to the
   // reaper and to eviction, in case libmicrohttpd keeps reading the body it announced.
-  if (!body) MarkBusy(impl, connection);
   // Authentication first, for every path and method: a client without credentials learns
   // nothing about which paths exist.
   if (impl->auth->enabled()) {

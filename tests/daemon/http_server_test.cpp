@@ -139,6 +139,26 @@ std::string Get(std::uint16_t port, const std::string& path, const std::string& 
   return Exchange(port, "GET " + path + " HTTP/1.0\r\nHost: x\r\n" + extra + "\r\n");
 }
 
+// A request without a body leaves the connection open (HTTP/1.1 keep-alive): a second request on
+// it is answered too. Answered in libmicrohttpd's first call, the connection was closed after
+// every answer, a new TCP connection per scrape.
+TEST(HttpServer, KeepsTheConnectionOpenForTheNextRequest) {
+  HttpServer server;
+  std::atomic<int> handled{0};
+  server.Route("/x", [&handled] {
+    ++handled;
+    return HttpResponse{200, "text/plain", "hello-" + std::to_string(handled.load()) + "\n"};
+  });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  const std::string reply = Exchange(server.port(),
+                                     "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"
+                                     "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(reply.find("hello-1\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("hello-2\n"), std::string::npos) << reply;
+  EXPECT_EQ(handled.load(), 2);
+  server.Stop();
+}
+
 // A NUL or another control character in a query key or value is refused (400, naming the
 // key) before the handler runs: "?runs=1%00junk" is not "?runs=1".
 TEST(HttpServer, AQueryWithAControlCharacterIsRefusedWith400) {
