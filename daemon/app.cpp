@@ -26,7 +26,6 @@
 #include "daemon/scheduler.h"
 #include "daemon/status_page.h"
 #include "daemon/systemd_notify.h"
-#include "daemon/verdict_metrics.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
@@ -202,13 +201,12 @@ class Daemon {
                    boot.error().message);
     }
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
-    exporter_->AddSource([this](std::vector<prometheus::MetricFamily>& out) {
-      const auto snapshot = states_.Snapshot();
-      AppendProbeFamilies(*snapshot, out);
-      AppendVerdictFamily(*snapshot, out);
-    });
+    // The probe families are prepared when a run is recorded (listener below) and copied here.
+    exporter_->AddTextSource([this] { return probe_families_.Body(states_.Snapshot()); });
     server_.Route("/metrics", [this] {
-      return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};
+      auto rendered = exporter_->Render();
+      return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(rendered.head),
+                          std::move(rendered.tail)};
     });
     // Liveness, cheap on purpose: the systemd watchdog pings it (Alive()).
     server_.Route("/-/healthy", [] {
@@ -250,7 +248,9 @@ class Daemon {
                  IODRIFT_VERSION, server_.BaseUrl(), cfg_.proc_root, cfg_.state_dir,
                  cfg_.probes.size());
     // The one owner of every probe's state is fed here; everything else reads its snapshot.
-    scheduler_.AddListener([this](const probes::ProbeResult& r) { states_.Record(r); });
+    scheduler_.AddListener([this](const probes::ProbeResult& r) {
+      if (states_.Record(r)) probe_families_.Prepare(states_.Snapshot());
+    });
     scheduler_.AddListener([this](const probes::ProbeResult& r) { probe_log_.Record(r); });
     // A slow run whose verdict needs its twin's evidence from the same moment (verdict.h, the
     // twin rule) gets that twin run now: it starts when this run frees the device lane.
@@ -405,8 +405,9 @@ class Daemon {
 
   CommandLine cl_;
   config::Config cfg_;
-  analysis::ProbeStates states_;  // the one owner of every probe's state
-  ProbeLog probe_log_;            // before scheduler_: its listener outlives no part of it
+  analysis::ProbeStates states_;          // the one owner of every probe's state
+  PreparedProbeFamilies probe_families_;  // the probe families' text, made once per snapshot
+  ProbeLog probe_log_;                    // before scheduler_: its listener outlives no part of it
   std::atomic<bool> status_enabled_{true};
   ProcRoot status_root_;  // proc root at start (handlers must not read cfg_, which reloads swap)
   // The filesystem of each directory target, shared with the scheduler's ProbeEnv; reload forgets.

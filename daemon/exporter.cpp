@@ -69,6 +69,11 @@ void Exporter::AddSource(FamilySource source) {
   sources_.push_back(std::move(source));
 }
 
+void Exporter::AddTextSource(TextSource source) {
+  std::lock_guard lock(mu_);
+  text_sources_.push_back(std::move(source));
+}
+
 std::shared_ptr<const Exporter::CollectorSet> Exporter::Current() const {
   std::lock_guard lock(mu_);
   return set_;
@@ -148,13 +153,27 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   return out;
 }
 
-std::string Exporter::RenderText() const {
+Exporter::Rendered Exporter::Render() const {
+  Rendered out;
   // One allocation: sized from the previous scrape's text.
-  std::string text;
-  text.reserve(last_text_size_.load(std::memory_order_relaxed) + 4096);
-  WriteExposition(Collect(), text);
-  last_text_size_.store(text.size(), std::memory_order_relaxed);
-  return text;
+  out.head.reserve(last_text_size_.load(std::memory_order_relaxed) + 4096);
+  WriteExposition(Collect(), out.head);
+  last_text_size_.store(out.head.size(), std::memory_order_relaxed);
+  std::vector<TextSource> text_sources;
+  {
+    std::lock_guard lock(mu_);
+    text_sources = text_sources_;
+  }
+  for (const auto& source : text_sources) {
+    if (auto part = source(); part && !part->text().empty()) out.tail.push_back(std::move(part));
+  }
+  return out;
+}
+
+std::string Exporter::RenderText() const {
+  Rendered rendered = Render();
+  for (const auto& part : rendered.tail) rendered.head += part->text();
+  return std::move(rendered.head);
 }
 
 }  // namespace iodrift::daemon

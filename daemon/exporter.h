@@ -34,10 +34,13 @@
 #include "collectors/common/collector.h"
 #include "config/config.h"
 #include "daemon/collector_runner.h"
+#include "daemon/prepared_body.h"
 
 namespace iodrift::daemon {
 
 using FamilySource = std::function<void(std::vector<prometheus::MetricFamily>&)>;
+// Text already in the exposition format (prepared families), sent after the collectors' text.
+using TextSource = std::function<std::shared_ptr<const PreparedBody>()>;
 
 class Exporter {
  public:
@@ -51,9 +54,19 @@ class Exporter {
   // Adds a source of families (called on every scrape, after the collectors).
   void AddSource(FamilySource source);
 
+  // Adds a source of prepared text, appended after Collect()'s families on every scrape.
+  void AddTextSource(TextSource source);
+
   std::vector<prometheus::MetricFamily> Collect() const;
 
-  // Prometheus text format 0.0.4 of Collect() (daemon/exposition.h).
+  // Prometheus text format 0.0.4: Collect()'s families (daemon/exposition.h) in `head`, then
+  // the text sources' parts, left apart so that a gzip response reuses their deflate blocks.
+  struct Rendered {
+    std::string head;
+    PreparedParts tail;
+  };
+  Rendered Render() const;
+  // head + the tail's texts, one string.
   std::string RenderText() const;
 
  private:
@@ -66,6 +79,7 @@ class Exporter {
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
   std::vector<FamilySource> sources_;
+  std::vector<TextSource> text_sources_;
   mutable std::atomic<std::size_t> last_text_size_{0};
 };
 

@@ -251,14 +251,23 @@ MHD_Result Queue(MHD_Connection* connection, const HttpResponse& response, bool 
                  int gzip_level) {
   std::string compressed;
   const std::string* body = &response.body;
-  if (gzip && response.body.size() > 1024) {
-    compressed = GzipCompress(response.body, gzip_level);
+  std::size_t size = response.body.size();
+  for (const auto& part : response.tail) size += part->text().size();
+  if (gzip && size > 1024) {
+    compressed = GzipCompress(response.body, gzip_level, response.tail);
     if (!compressed.empty())
       body = &compressed;
     else
       gzip = false;
   } else {
     gzip = false;
+  }
+  std::string joined;
+  if (!gzip && !response.tail.empty()) {
+    joined.reserve(size);
+    joined = response.body;
+    for (const auto& part : response.tail) joined += part->text();
+    body = &joined;
   }
   MHD_Response* mhd = MHD_create_response_from_buffer(body->size(), const_cast<char*>(body->data()),
                                                       MHD_RESPMEM_MUST_COPY);
@@ -299,23 +308,30 @@ MHD_Result AddQueryArgument(void* cls, MHD_ValueKind /*kind*/, const char* key,
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* /*version*/, const char* /*upload_data*/,
                          std::size_t* upload_data_size, void** con_cls) {
-  // The first call brings the request head only; body chunks would follow, then a last call. We
-  // answer every request in the first call: a request that announces a body is refused before
-  // any of it is read (no "100 Continue", nothing held open while a client trickles bytes or
-  // never sends the body it announced), and libmicrohttpd closes that connection after the
-  // answer.
+  // The first call brings the request head only; body chunks would follow, then a last call. A
+  // request that announces a body is answered in the first call: refused before any of it is
+  // read (no "100 Continue", nothing held open while a client trickles bytes or never sends the
+  // body it announced), and libmicrohttpd closes that connection after the answer. A request
+  // without a body is answered in the second call, which follows at once: libmicrohttpd 0.9.75
+  // closes every connection whose answer was queued in the first call, so answering there would
+  // cost a TCP connection (accept, a 64 KiB pool mapped and unmapped) per scrape.
   static char answered;
+  static char head_seen;
   auto* impl = static_cast<HttpServer::Impl*>(cls);
-  if (*con_cls != nullptr) {
+  if (*con_cls == &answered) {
     // Only reached if libmicrohttpd reads a body after all: discard it.
     *upload_data_size = 0;
     return MHD_YES;
   }
+  const bool body = *con_cls == nullptr && HasBody(connection);
+  if (*con_cls == nullptr && !body) {
+    MarkBusy(impl, connection);
+    *con_cls = &head_seen;
+    return MHD_YES;
+  }
   *con_cls = &answered;
-  const bool body = HasBody(connection);
   // A request with a body is answered at once below; its connection stays subject to the
   // reaper and to eviction, in case libmicrohttpd keeps reading the body it announced.
-  if (!body) MarkBusy(impl, connection);
   // Authentication first, for every path and method: a client without credentials learns
   // nothing about which paths exist.
   if (impl->auth->enabled()) {
@@ -499,7 +515,8 @@ class ThreadDeflater {
   ThreadDeflater(const ThreadDeflater&) = delete;
   ThreadDeflater& operator=(const ThreadDeflater&) = delete;
 
-  // The stream, ready for a new gzip member at `level`; nullptr on zlib failure.
+  // The stream, ready for a new raw deflate stream at `level` (the caller writes the gzip
+  // framing); nullptr on zlib failure.
   z_stream* Get(int level) {
     if (ready_ && level != level_) {
       deflateEnd(&zs_);
@@ -507,8 +524,8 @@ class ThreadDeflater {
     }
     if (!ready_) {
       zs_ = z_stream{};
-      // windowBits 15 + 16: gzip framing; memLevel 8 is zlib's default.
-      if (deflateInit2(&zs_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      // windowBits -15: raw deflate; memLevel 8 is zlib's default.
+      if (deflateInit2(&zs_, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         return nullptr;
       }
       ready_ = true;
@@ -527,23 +544,53 @@ class ThreadDeflater {
   int level_ = 0;
 };
 
+void AppendLittleEndian32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
 }  // namespace
 
-std::string GzipCompress(const std::string& data, int level) {
+std::string GzipCompress(const std::string& data, int level, const PreparedParts& tail) {
   thread_local ThreadDeflater deflater;
   z_stream* zs = deflater.Get(level);
   if (zs == nullptr) return {};
-  std::string out;
-  out.resize(deflateBound(zs, data.size()) + 32);
+  // RFC 1952 member header: magic, deflate, no flags, no mtime, no extra flags, OS unix.
+  static constexpr char kHeader[] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, 0, 3};
+  std::string out(kHeader, sizeof kHeader);
+  std::vector<std::shared_ptr<const std::string>> blocks;
+  std::size_t tail_bytes = 0;
+  for (const auto& part : tail) {
+    bool ok = false;
+    blocks.push_back(part->Deflated(level, ok));
+    if (!ok) return {};
+    tail_bytes += blocks.back()->size();
+  }
+  out.resize(sizeof kHeader + deflateBound(zs, data.size()) + 64 + tail_bytes + 8);
   zs->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   zs->avail_in = static_cast<uInt>(data.size());
-  zs->next_out = reinterpret_cast<Bytef*>(out.data());
-  zs->avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(zs, Z_FINISH);
-  out.resize(zs->total_out);
+  zs->next_out = reinterpret_cast<Bytef*>(out.data() + sizeof kHeader);
+  zs->avail_out = static_cast<uInt>(out.size() - sizeof kHeader - tail_bytes - 8);
+  // With a tail the head's blocks end byte-aligned and not final (sync flush); the tail's
+  // blocks follow, then an empty final block (fixed Huffman: 03 00).
+  const int rc = deflate(zs, tail.empty() ? Z_FINISH : Z_SYNC_FLUSH);
+  const bool ok =
+      tail.empty() ? rc == Z_STREAM_END : rc == Z_OK && zs->avail_in == 0 && zs->avail_out > 0;
+  out.resize(sizeof kHeader + zs->total_out);
   zs->next_in = nullptr;  // no pointer into `data` stays behind
   zs->next_out = nullptr;
-  return rc == Z_STREAM_END ? out : std::string();
+  if (!ok) return {};
+  uLong crc = ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data.data()),
+                      static_cast<uInt>(data.size()));
+  std::uint64_t length = data.size();
+  for (std::size_t i = 0; i < tail.size(); ++i) {
+    out += *blocks[i];
+    crc = crc32_combine(crc, tail[i]->crc32(), static_cast<z_off_t>(tail[i]->text().size()));
+    length += tail[i]->text().size();
+  }
+  if (!tail.empty()) out += std::string_view("\x03\x00", 2);
+  AppendLittleEndian32(out, static_cast<std::uint32_t>(crc));
+  AppendLittleEndian32(out, static_cast<std::uint32_t>(length));  // ISIZE: length mod 2^32
+  return out;
 }
 
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}

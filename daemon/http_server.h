@@ -47,15 +47,26 @@
 #include <vector>
 
 #include "collectors/common/error.h"
+#include "daemon/prepared_body.h"
 
 struct MHD_Daemon;
 
 namespace iodrift::daemon {
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status_code, std::string type, std::string text, PreparedParts parts = {})
+      : status(status_code),
+        content_type(std::move(type)),
+        body(std::move(text)),
+        tail(std::move(parts)) {}
+
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // Sent after `body`: parts prepared once (daemon/prepared_body.h), whose deflate blocks a gzip
+  // response reuses instead of compressing their text again.
+  PreparedParts tail;
 };
 
 using HttpHandler = std::function<HttpResponse()>;
@@ -134,7 +145,8 @@ bool AcceptEncodingAllowsGzip(std::string_view header);
 // malformed escapes stay as they are.
 std::string PercentDecodePath(std::string_view raw);
 
-// gzip-compresses `data` (RFC 1952 framing) at `level`; empty on zlib failure.
-std::string GzipCompress(const std::string& data, int level);
+// gzip-compresses `data` followed by the texts of `tail` (RFC 1952 framing) at `level`; the
+// tail's deflate blocks are the parts' own (PreparedBody::Deflated). Empty on zlib failure.
+std::string GzipCompress(const std::string& data, int level, const PreparedParts& tail = {});
 
 }  // namespace iodrift::daemon

@@ -6,6 +6,8 @@
 
 #include "collectors/analysis/drift.h"
 #include "collectors/common/families.h"
+#include "daemon/exposition.h"
+#include "daemon/verdict_metrics.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -393,6 +395,44 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
        &experiment_runs}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
+}
+
+std::shared_ptr<const PreparedProbeFamilies::Text> PreparedProbeFamilies::Current() const {
+  std::lock_guard lock(mu_);
+  return prepared_;
+}
+
+std::shared_ptr<const PreparedProbeFamilies::Text> PreparedProbeFamilies::Make(
+    const Snapshot& snapshot) {
+  auto made = std::make_shared<Text>();
+  made->snapshot = snapshot;
+  std::string text;
+  if (snapshot) {
+    std::vector<MetricFamily> families;
+    AppendProbeFamilies(*snapshot, families);
+    AppendVerdictFamily(*snapshot, families);
+    WriteExposition(families, text);
+  }
+  made->body = std::make_shared<const PreparedBody>(std::move(text));
+  renders_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(mu_);
+  prepared_ = made;
+  return made;
+}
+
+void PreparedProbeFamilies::Prepare(const Snapshot& snapshot) {
+  if (auto current = Current(); current && current->snapshot == snapshot) return;
+  Make(snapshot);
+}
+
+std::shared_ptr<const PreparedBody> PreparedProbeFamilies::Body(const Snapshot& snapshot) {
+  auto current = Current();
+  if (!current || current->snapshot != snapshot) current = Make(snapshot);
+  return current->body;
+}
+
+void PreparedProbeFamilies::AppendText(const Snapshot& snapshot, std::string& out) {
+  out += Body(snapshot)->text();
 }
 
 }  // namespace iodrift::daemon

@@ -18,7 +18,7 @@ namespace {
 constexpr std::uint64_t kHotBytes = 2ull << 20;
 constexpr std::uint64_t kStreamChunk = 1ull << 20;
 constexpr int kHotWindows = 5;
-constexpr int kStreamPasses = 5;
+constexpr int kStreamPasses = 9;
 
 // Keeps the compiler from dropping a copy whose destination is never read.
 inline void Clobber(void* p) { asm volatile("" : : "r"(p) : "memory"); }
@@ -183,7 +183,7 @@ void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
   if (fault_s > 0) result.extra["page_alloc_bytes_per_second"] = 2.0 * stream / fault_s;
 
   // Pass 0 warms up; passes 1..kStreamPasses are timed and the median pass is the figure: one
-  // pass of 15 MiB takes a few ms, shorter than a scheduler tick on a busy machine.
+  // pass of 7 MiB takes 1-3 ms, shorter than a scheduler tick on a busy machine.
   std::vector<double> pass_rates;
   for (int pass = 0; pass <= kStreamPasses; ++pass) {
     if (control.Cancelled())
@@ -191,7 +191,7 @@ void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     if (control.PastDeadline(MonotonicSeconds())) {
       return MarkFailed(result, Outcome::kTimeout, "memory probe: timed out");
     }
-    // One memcpy of the whole buffer, as mbw -t0. Where the LLC holds a good part of the 30 MiB
+    // One memcpy of the whole buffer, as mbw -t0. Where the LLC holds a good part of the 14 MiB
     // working set the passes after the warm-up are served from it and the figure reads high
     // (extra stream_within_llc when sysfs tells the LLC; tests/bench/README.md "Memory probe
     // against mbw").

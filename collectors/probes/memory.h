@@ -5,8 +5,8 @@
 //   hot     two 2 MiB buffers (the `cached` working set), mmapped and faulted in; two warm-up
 //           copies, then 5 windows of max(10 ms, time_budget/5), each repeating a 2 MiB memcpy;
 //           extra hot_copy_bytes_per_second (median) and hot_copy_max_bytes_per_second.
-//   stream  two anonymous mappings of S bytes each, S = spec.size capped at 15 MiB, default
-//           15 MiB (a 30 MiB working set: the run's peak RSS stays within +32 MiB on any
+//   stream  two anonymous mappings of S bytes each, S = spec.size capped at 7 MiB, default
+//           7 MiB (a 14 MiB working set: the run's peak RSS stays within +16 MiB on any
 //           machine; the hot buffers are unmapped first); shrunk to MemAvailable/4 (at least
 //           1 MiB) when memory is short, adding suspect low_free_memory. extra llc_bytes is the
 //           last-level cache when sysfs tells it; extra stream_within_llc is 1 when
@@ -14,7 +14,7 @@
 //           high). First touch (one write per 4 KiB page of both buffers, the kernel
 //           allocates and zeroes each page) is timed alone: extra page_alloc_bytes_per_second
 //           (2·S / time) and fault_in_seconds; THP outcomes are in vmstat_delta
-//           (thp_fault_alloc/thp_fault_fallback). Then one warm-up pass and 5 timed passes,
+//           (thp_fault_alloc/thp_fault_fallback). Then one warm-up pass and 9 timed passes,
 //           each one memcpy of S: throughput = extra stream_copy_bytes_per_second (median pass).
 //   All buffers are mmapped at probe time and munmapped before returning (the daemon's RSS
 //   stays low between runs). bytes = 0 (nothing is read from a device); extra
@@ -32,10 +32,10 @@
 
 namespace iodrift::probes {
 
-// One stream buffer's size: 15 MiB (two of them: 30 MiB, so a run raises the daemon's peak RSS
-// by at most 32 MiB on any machine). `requested` (spec.size; 0 = default) is rounded up to 1 MiB
-// and capped at 15 MiB.
-inline constexpr std::uint64_t kMaxStreamBufferBytes = 15ull << 20;
+// One stream buffer's size: 7 MiB (two of them: 14 MiB, so a run raises the daemon's peak RSS
+// by at most 16 MiB on any machine, page tables included). `requested` (spec.size; 0 = default)
+// is rounded up to 1 MiB and capped at 7 MiB.
+inline constexpr std::uint64_t kMaxStreamBufferBytes = 7ull << 20;
 std::uint64_t StreamBufferBytes(std::uint64_t requested);
 
 // The size of cpu0's last-level data cache (the highest `level` under

@@ -11,8 +11,8 @@ NameFilter::NameFilter(const std::string& include, const std::string& exclude) {
 bool NameFilter::Matches(std::string_view name) const {
   if (!include_ && !exclude_) return true;
   std::lock_guard lock(mu_);
+  if (auto it = cache_.find(name); it != cache_.end()) return it->second;
   std::string key(name);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   bool ok = (!include_ || std::regex_match(key, *include_)) &&
             (!exclude_ || !std::regex_match(key, *exclude_));
   if (cache_.size() >= kMaxCachedNames) cache_.clear();

@@ -5,6 +5,7 @@
 // Thread-safety: Matches() is safe to call concurrently.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -26,7 +27,12 @@ class NameFilter {
   std::optional<std::regex> include_;
   std::optional<std::regex> exclude_;
   mutable std::mutex mu_;
-  mutable std::unordered_map<std::string, bool> cache_;
+  // Looked up by string_view (no std::string built per name and scrape).
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  mutable std::unordered_map<std::string, bool, Hash, std::equal_to<>> cache_;
 };
 
 }  // namespace iodrift::proc

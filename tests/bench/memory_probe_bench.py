@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""The memory probe's stream figure at its 15 MiB buffers against `mbw` (issue 17 item 2).
+"""The memory probe's stream figure at its 7 MiB buffers against `mbw` (issue 17 item 2).
 
 Not a timed test. Each pair runs, in alternating order (probe first, then reference first in the
 next pair, so load drift hits both alike):
 
-  probe      `iodriftd --once --json` with one `memory` probe (default size: two 15 MiB buffers,
+  probe      `iodriftd --once --json` with one `memory` probe (default size: two 7 MiB buffers,
              scheduler.nice 0 like the reference): extra.stream_copy_bytes_per_second, and its
              peak RSS (ru_maxrss of a --once run, against one without probes)
   mbw-large  `mbw -q -t0 -n N SIZE` with two SIZE-MiB arrays (default 512 MiB, far beyond any
              last-level cache): memcpy bandwidth from DRAM, the reference
-  mbw-same   `mbw` at the probe's own size (15 MiB): the same working set, to tell the method
+  mbw-same   `mbw` at the probe's own size (7 MiB): the same working set, to tell the method
              from the size
 
 and prints medians over --pairs (default 7, at least 5) with the ratios probe / mbw-large and
@@ -32,7 +32,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SKIP = 77
-PROBE_MIB = 15
+PROBE_MIB = 7
 
 
 def run_probe(iodriftd, config, state):
@@ -125,7 +125,7 @@ def main():
         print(f"memory probe stream copy vs mbw memcpy, medians of {args.pairs} alternating pairs"
               f" (LLC: {llc or 'unknown to sysfs'})")
         print(f"{'figure':<44} {'GB/s':>8}")
-        print(f"{'probe, 2 x 15 MiB (stream_copy)':<44} {p / 1e9:>8.2f}")
+        print(f"{f'probe, 2 x {PROBE_MIB} MiB (stream_copy)':<44} {p / 1e9:>8.2f}")
         print(f"{f'mbw -t0, 2 x {args.large_mib} MiB (DRAM reference)':<44} {l / 1e9:>8.2f}")
         print(f"{f'mbw -t0, 2 x {PROBE_MIB} MiB (same working set)':<44} {s / 1e9:>8.2f}")
         print(f"ratio probe / mbw {args.large_mib} MiB: {p / l:.3f}")

@@ -90,6 +90,60 @@ def runs_total(url):
     return total
 
 
+LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def scrape(url):
+    return urllib.request.urlopen(url, timeout=10).read().decode()
+
+
+def last_run_figures(text):
+    """{probe: {figure: value}} of each probe's last run, from one scrape."""
+    out = {}
+    wanted = {
+        "iodrift_probe_last_run_timestamp_seconds": lambda l: "start",
+        "iodrift_probe_cpu_seconds": lambda l: "cpu_" + l.get("mode", ""),
+        "iodrift_probe_time_seconds": lambda l: l.get("part") if l.get("part") == "device_busy"
+        else None,
+        "iodrift_probe_bytes": lambda l: "bytes",
+        "iodrift_probe_duration_seconds": lambda l: "wall",
+    }
+    for line in text.splitlines():
+        name, brace, rest = line.partition("{")
+        if not brace or name not in wanted:
+            continue
+        labels_text, _, value = rest.rpartition("} ")
+        labels = dict(LABEL_RE.findall(labels_text))
+        key = wanted[name](labels)
+        if key and "probe" in labels:
+            out.setdefault(labels["probe"], {})[key] = float(value)
+    return out
+
+
+class PerProbe:
+    """Sums each probe's last-run figures over the runs seen by polling /metrics."""
+
+    def __init__(self):
+        self.seen = {}
+        self.sums = {}
+
+    def poll(self, url, count):
+        figures = last_run_figures(scrape(url))
+        for probe, f in figures.items():
+            start = f.get("start")
+            if start is None or self.seen.get(probe) == start:
+                continue
+            first = probe not in self.seen
+            self.seen[probe] = start
+            if first or not count:
+                continue
+            acc = self.sums.setdefault(probe, {"runs": 0})
+            acc["runs"] += 1
+            for k, v in f.items():
+                if k != "start":
+                    acc[k] = acc.get(k, 0.0) + v
+
+
 class Sample:
     def __init__(self, pid, stat_path, url):
         self.t = time.monotonic()
@@ -108,6 +162,9 @@ def main():
                     help="loop: a fresh ext4 on a loop device (root, the default as root); "
                     "state: the device under --work-parent")
     ap.add_argument("--work-parent", default="/var/tmp")
+    ap.add_argument("--poll-seconds", type=float, default=0,
+                    help="scrape every N s to sum each probe's last-run figures (per-probe table; "
+                    "each scrape costs ~1-2 ms of the daemon's CPU); 0: no per-probe table")
     args = ap.parse_args()
     if os.environ.get("IODRIFT_BENCH") != "1":
         print("SKIPPED: a benchmark, not a test: set IODRIFT_BENCH=1 to run it")
@@ -173,10 +230,23 @@ def main():
                 log("the first scheduled cycle did not complete in 120 s")
                 return 1
             time.sleep(1)
+        per_probe = PerProbe()
+        if args.poll_seconds > 0:
+            per_probe.poll(url, count=False)
         a = Sample(daemon.pid, stat_path, url)
-        log(f"first cycle done; measuring {args.seconds:.0f} s with no scrapes")
-        time.sleep(args.seconds)
+        log(f"first cycle done; measuring {args.seconds:.0f} s"
+            + (f", polling every {args.poll_seconds:.0f} s" if args.poll_seconds > 0 else
+               " with no scrapes"))
+        end = time.monotonic() + args.seconds
+        polls = 0
+        while time.monotonic() < end:
+            time.sleep(min(args.poll_seconds or args.seconds, max(0.0, end - time.monotonic())))
+            if args.poll_seconds > 0 and time.monotonic() < end:
+                per_probe.poll(url, count=True)
+                polls += 1
         b = Sample(daemon.pid, stat_path, url)
+        if args.poll_seconds > 0:
+            per_probe.poll(url, count=True)
 
         elapsed = b.t - a.t
         runs = b.runs - a.runs
@@ -202,6 +272,17 @@ def main():
         cpu_h = (b.cpu - a.cpu) / runs * RUNS_PER_HOUR if runs else float("nan")
         print(f"=> {cpu_h:.2f} CPU-s/h = {cpu_h / 36:.3f} % of one core "
               f"(goal: <= 7.2 CPU-s/h, 0.2 %)")
+        if per_probe.sums:
+            print(f"per probe ({polls} polling scrapes; runs seen by polling; per hour = per run x "
+                  f"{3600 / 300:.0f}):")
+            print(f"{'probe':<18} {'runs':>5} {'CPU s/run':>10} {'CPU s/h':>8} {'wall s/run':>11} "
+                  f"{'dev-busy s/h':>13} {'MiB read/h':>11}")
+            for probe, acc in sorted(per_probe.sums.items()):
+                n = acc["runs"]
+                cpu = (acc.get("cpu_user", 0) + acc.get("cpu_system", 0)) / n
+                print(f"{probe:<18} {n:>5} {cpu:>10.3f} {cpu * 12:>8.2f} "
+                      f"{acc.get('wall', 0) / n:>11.3f} {acc.get('device_busy', 0) / n * 12:>13.2f} "
+                      f"{acc.get('bytes', 0) / n * 12 / 2**20:>11,.0f}")
         print(f"one-time (--once: probe file + calibration): {once_s:.1f} s wall, "
               f"{(after[0] - before[0]) * 512 / 2**20:,.1f} MiB read, "
               f"{(after[1] - before[1]) / 1000:.2f} device-s on {dev_name}")

@@ -43,6 +43,50 @@ TEST(GzipCompress, RoundTripsThroughZlib) {
   EXPECT_EQ(out, text);
 }
 
+// gunzip with zlib, which checks the member's CRC-32 and length: "" on any error.
+std::string Gunzip(std::string gz, std::size_t expected) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return "";
+  std::string out(expected + 16, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(gz.data());
+  zs.avail_in = static_cast<uInt>(gz.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  const bool whole = rc == Z_STREAM_END && zs.avail_in == 0;
+  inflateEnd(&zs);
+  return whole ? out : "<" + std::to_string(rc) + ">";
+}
+
+// Prepared parts (the probe families) are appended as their own deflate blocks: the client gets
+// head + parts, and the gzip trailer's CRC and length cover the whole (zlib checks both).
+TEST(GzipCompress, AppendsPreparedPartsAsTheirOwnDeflateBlocks) {
+  std::string head, first, second;
+  for (int i = 0; i < 3000; ++i)
+    head += "iodrift_meminfo_MemFree_bytes " + std::to_string(i) + "\n";
+  for (int i = 0; i < 2000; ++i) {
+    first += "iodrift_probe_runs_total{probe=\"p" + std::to_string(i) + "\"} 1\n";
+  }
+  for (int i = 0; i < 50; ++i) second += "iodrift_page_cache_tax_ratio " + std::to_string(i) + "\n";
+  const auto a = std::make_shared<const PreparedBody>(first);
+  const auto b = std::make_shared<const PreparedBody>(second);
+  const auto empty = std::make_shared<const PreparedBody>("");
+  for (int level : {1, 6}) {
+    SCOPED_TRACE(level);
+    for (const std::string& h : {head, std::string("x"), std::string()}) {
+      const std::string expected = h + first + second;
+      const std::string gz = GzipCompress(h, level, {a, empty, b});
+      ASSERT_FALSE(gz.empty());
+      EXPECT_LT(gz.size(), expected.size() / 4);
+      EXPECT_EQ(Gunzip(gz, expected.size()), expected);
+      // The second use reuses the parts' blocks: the same bytes.
+      EXPECT_EQ(GzipCompress(h, level, {a, empty, b}), gz);
+    }
+  }
+  EXPECT_EQ(Gunzip(GzipCompress(head, 1, {}), head.size()), head);
+}
+
 TEST(HttpServer, ServesRoutesOnAFreePortAndNamesTheAddressOnBindFailure) {
   HttpServer server;
   server.Route("/x", [] { return HttpResponse{200, "text/plain", "hello"}; });
@@ -95,6 +139,26 @@ std::string Get(std::uint16_t port, const std::string& path, const std::string& 
   return Exchange(port, "GET " + path + " HTTP/1.0\r\nHost: x\r\n" + extra + "\r\n");
 }
 
+// A request without a body leaves the connection open (HTTP/1.1 keep-alive): a second request on
+// it is answered too. Answered in libmicrohttpd's first call, the connection was closed after
+// every answer, a new TCP connection per scrape.
+TEST(HttpServer, KeepsTheConnectionOpenForTheNextRequest) {
+  HttpServer server;
+  std::atomic<int> handled{0};
+  server.Route("/x", [&handled] {
+    ++handled;
+    return HttpResponse{200, "text/plain", "hello-" + std::to_string(handled.load()) + "\n"};
+  });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  const std::string reply = Exchange(server.port(),
+                                     "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"
+                                     "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(reply.find("hello-1\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("hello-2\n"), std::string::npos) << reply;
+  EXPECT_EQ(handled.load(), 2);
+  server.Stop();
+}
+
 // A NUL or another control character in a query key or value is refused (400, naming the
 // key) before the handler runs: "?runs=1%00junk" is not "?runs=1".
 TEST(HttpServer, AQueryWithAControlCharacterIsRefusedWith400) {
@@ -120,6 +184,27 @@ TEST(HttpServer, AQueryWithAControlCharacterIsRefusedWith400) {
   const std::string reply = Get(server.port(), "/q?name=a%20b%C3%A9&runs=1");
   EXPECT_NE(reply.find("\r\n\r\nname=a b\xc3\xa9;runs=1;"), std::string::npos) << reply;
   EXPECT_EQ(handled.load(), 1);
+  server.Stop();
+}
+
+// A response with prepared parts: the plain body is head + parts; the gzip one decompresses to
+// the same bytes.
+TEST(HttpServer, SendsPreparedPartsAfterTheBodyPlainAndGzip) {
+  std::string head(4000, 'h'), tail_text;
+  for (int i = 0; i < 500; ++i) tail_text += "iodrift_probe_success{probe=\"p\"} 1\n";
+  const auto part = std::make_shared<const PreparedBody>(tail_text);
+  HttpServer server;
+  server.Route("/m", [&] { return HttpResponse{200, "text/plain", head, {part}}; });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  const std::string plain = Get(server.port(), "/m");
+  const auto body_at = plain.find("\r\n\r\n");
+  ASSERT_NE(body_at, std::string::npos);
+  EXPECT_EQ(plain.substr(body_at + 4), head + tail_text);
+  const std::string gz = Get(server.port(), "/m", "Accept-Encoding: gzip\r\n");
+  const auto gz_at = gz.find("\r\n\r\n");
+  ASSERT_NE(gz_at, std::string::npos);
+  EXPECT_NE(gz.substr(0, gz_at).find("Content-Encoding: gzip"), std::string::npos) << gz;
+  EXPECT_EQ(Gunzip(gz.substr(gz_at + 4), head.size() + tail_text.size()), head + tail_text);
   server.Stop();
 }
 
