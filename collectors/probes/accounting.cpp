@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "collectors/common/text.h"
+#include "collectors/probes/target.h"
 #include "collectors/proc/pressure.h"
 #include "collectors/proc/task_io.h"
 
@@ -216,31 +217,24 @@ CgroupDirs ResolveCgroupDirs(std::string_view proc_cgroup, std::string_view moun
       if (c == "memory") memory_path = path;
     }
   }
-  // mountinfo: "id parent maj:min root mountpoint opts [optional...] - fstype source superopts".
   CgroupDirs dirs;
-  for (std::string_view line : text::Lines(mountinfo)) {
-    const auto w = text::Fields(line);
-    const auto dash = std::find(w.begin(), w.end(), std::string_view("-"));
-    if (w.size() < 5 || std::distance(dash, w.end()) < 4) continue;
-    const std::string_view root = w[3];
-    const std::filesystem::path mountpoint{std::string(w[4])};
-    const std::string_view fstype = *(dash + 1);
-    std::string super(*(dash + 3));
-    std::replace(super.begin(), super.end(), ',', ' ');
+  for (const MountEntry& m : ParseMountinfo(mountinfo)) {
     auto under = [&](const std::string& path) {
       // The cgroup path is relative to the hierarchy's root; the mount shows `root` of it.
       std::string rel = path;
-      if (root != "/" && rel.rfind(std::string(root), 0) == 0) rel = rel.substr(root.size());
+      if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
       const std::filesystem::path below = std::filesystem::path(rel).relative_path();
+      const std::filesystem::path mountpoint(m.mount_point);
       return below.empty() ? mountpoint : mountpoint / below;
     };
-    if (fstype == "cgroup2" && !v2_path.empty() && dirs.v2.empty()) dirs.v2 = under(v2_path);
-    if (fstype == "cgroup") {
-      for (std::string_view opt : text::Fields(super)) {
-        if (opt == "cpu" && !cpu_path.empty() && dirs.v1_cpu.empty()) dirs.v1_cpu = under(cpu_path);
-        if (opt == "memory" && !memory_path.empty() && dirs.v1_memory.empty())
-          dirs.v1_memory = under(memory_path);
-      }
+    if (m.fstype == "cgroup2" && !v2_path.empty() && dirs.v2.empty()) dirs.v2 = under(v2_path);
+    if (m.fstype != "cgroup") continue;
+    std::string super = m.super_options;
+    std::replace(super.begin(), super.end(), ',', ' ');
+    for (std::string_view opt : text::Fields(super)) {
+      if (opt == "cpu" && !cpu_path.empty() && dirs.v1_cpu.empty()) dirs.v1_cpu = under(cpu_path);
+      if (opt == "memory" && !memory_path.empty() && dirs.v1_memory.empty())
+        dirs.v1_memory = under(memory_path);
     }
   }
   return dirs;

@@ -1,5 +1,7 @@
 #include "collectors/probes/result_fields.h"
 
+#include <algorithm>
+
 namespace iodrift::probes {
 namespace {
 
@@ -105,6 +107,19 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
     });
     per_step("bytes", [&](const std::string& n, const ReaderStep& s) { v.Count(n, s.bytes); });
     per_step("seconds", [&](const std::string& n, const ReaderStep& s) { v.Real(n, s.seconds); });
+    // Each step's time parts (time_parts.h), one map per field ("time_kernel_cpu": {"1": …}),
+    // for the fields some step knows.
+    for (const TimePartField& f : TimePartFields()) {
+      auto value = [&](const ReaderStep& s) -> std::optional<double> {
+        return s.time_seconds ? f.Get(*s.time_seconds) : std::nullopt;
+      };
+      if (std::none_of(r.readers.begin(), r.readers.end(),
+                       [&](const ReaderStep& s) { return value(s).has_value(); }))
+        continue;
+      per_step("time_" + std::string(f.name), [&](const std::string& n, const ReaderStep& s) {
+        if (auto x = value(s)) v.Real(n, x);
+      });
+    }
   }
   v.EndGroup();
 }

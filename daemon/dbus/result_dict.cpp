@@ -188,6 +188,9 @@ probes::ProbeResult FromDict(const Dict& d) {
     CopyMap(*v, "scaling_efficiency", efficiency);
     CopyMap(*v, "seconds", seconds);
     CopyMap(*v, "bytes", bytes);
+    std::vector<std::map<std::string, double>> parts(probes::TimePartFields().size());
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      CopyMap(*v, "time_" + std::string(probes::TimePartFields()[i].name), parts[i]);
     for (const auto& [count, value] : rate) {
       probes::ReaderStep step;
       try {
@@ -202,6 +205,12 @@ probes::ProbeResult FromDict(const Dict& d) {
         step.scaling_efficiency = it->second;
       if (auto it = seconds.find(count); it != seconds.end()) step.seconds = it->second;
       if (auto it = bytes.find(count); it != bytes.end()) step.bytes = it->second;
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        auto it = parts[i].find(count);
+        if (it == parts[i].end()) continue;
+        if (!step.time_seconds) step.time_seconds = probes::TimeParts{};
+        probes::TimePartFields()[i].Set(*step.time_seconds, it->second);
+      }
       r.readers.push_back(step);
     }
     // The map is ordered as text ("16" < "2"); the curve reads in reader order.

@@ -236,6 +236,14 @@ ProbeResult CurveResult() {
     s.per_reader_max = rate / n * 1.1;
     s.bytes = 1000 * n;
     s.seconds = 0.5;
+    if (n != 2) {  // one step without time parts
+      TimeParts tp;
+      tp.wall = 0.5 * n;
+      tp.kernel_cpu = 0.1 * n;
+      tp.other = 0.4 * n;
+      tp.blkio_delay = 0.25;
+      s.time_seconds = tp;
+    }
     r.readers.push_back(s);
   }
   FillScalingEfficiency(r.readers);
@@ -253,6 +261,13 @@ TEST(ReadersOutputs, DbusDictRoundTripsTheCurve) {
     EXPECT_DOUBLE_EQ(back.readers[i].per_reader_max, r.readers[i].per_reader_max);
     EXPECT_DOUBLE_EQ(*back.readers[i].scaling_efficiency, *r.readers[i].scaling_efficiency);
     EXPECT_EQ(back.readers[i].bytes, r.readers[i].bytes);
+    ASSERT_EQ(back.readers[i].time_seconds.has_value(), r.readers[i].time_seconds.has_value());
+    if (!r.readers[i].time_seconds) continue;
+    EXPECT_DOUBLE_EQ(back.readers[i].time_seconds->wall, r.readers[i].time_seconds->wall);
+    EXPECT_DOUBLE_EQ(back.readers[i].time_seconds->kernel_cpu,
+                     r.readers[i].time_seconds->kernel_cpu);
+    EXPECT_EQ(back.readers[i].time_seconds->blkio_delay, 0.25);
+    EXPECT_FALSE(back.readers[i].time_seconds->reclaim_delay);
   }
   // JSON (--once, /api/v1/probes) is the same before and after D-Bus (iodriftctl's view).
   auto json = [](const ProbeResult& x) {
@@ -265,6 +280,8 @@ TEST(ReadersOutputs, DbusDictRoundTripsTheCurve) {
       json(r).find(R"("readers":{"unit":"bytes_per_second","rate":{"1":100,"2":180,"16":800})"),
       std::string::npos)
       << json(r);
+  EXPECT_NE(json(r).find(R"("time_kernel_cpu":{"1":0.1,"16":1.6})"), std::string::npos) << json(r);
+  EXPECT_EQ(json(r).find("time_reclaim_delay"), std::string::npos) << json(r);  // no step knows it
   ProbeResult plain;
   EXPECT_NE(json(plain).find(R"("readers":null)"), std::string::npos);
   EXPECT_TRUE(daemon::dbus::FromDict(daemon::dbus::ToDict(plain)).readers.empty());
