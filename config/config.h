@@ -20,6 +20,7 @@
 #include <tl/expected.hpp>
 
 #include "collectors/probes/probe_spec.h"
+#include "collectors/proc/collector_options.h"
 
 namespace iodrift::config {
 
@@ -31,40 +32,11 @@ using probes::ProbeKind;
 using probes::ProbeKindName;
 using probes::ProbeSpec;
 
-struct VmstatOptions {
-  bool enabled = true;
-  // ECMAScript regex, whole-name match, or `default` (proc::kDefaultVmstatFields) or `all`.
-  std::string fields = "default";
-
-  bool operator==(const VmstatOptions&) const = default;
-};
-
-struct SlabinfoOptions {
-  bool enabled = true;
-  // Whole-name regexes. The defaults pick the caches that explain a slow buffered read path:
-  // dentries, inodes, buffer heads, the page-cache xarray nodes, and the generic kmalloc caches.
-  std::string include =
-      "dentry|.*inode_cache|inode_cache|buffer_head|radix_tree_node|xfs_.*|btrfs_.*|ext4_.*|"
-      "kmalloc-[0-9]+k?|kmalloc-rcl-.*|vm_area_struct|filp|names_cache|mm_struct|task_struct|"
-      "anon_vma|anon_vma_chain|kernfs_node_cache|shmem_inode_cache|proc_inode_cache|sock_inode_"
-      "cache";
-  std::string exclude = "";
-
-  bool operator==(const SlabinfoOptions&) const = default;
-};
-
-struct CollectorsConfig {
-  bool meminfo = true;
-  VmstatOptions vmstat;
-  SlabinfoOptions slabinfo;
-  bool pressure = true;
-  bool buddyinfo = true;
-  bool boot = true;
-  bool dentries = true;
-  bool balloon = true;  // virtio balloon free page reporting (sysfs); nothing on bare metal
-
-  bool operator==(const CollectorsConfig&) const = default;
-};
+// The collectors' options live with the collectors (collectors/proc/collector_options.h).
+using proc::CollectorsOptions;
+using proc::SlabinfoOptions;
+using proc::VmstatOptions;
+using CollectorsConfig = proc::CollectorsOptions;
 
 struct HttpOptions {
   std::uint32_t max_connections = 64;  // served at once; more wait in the accept queue

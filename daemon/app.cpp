@@ -26,6 +26,7 @@
 #include "daemon/scheduler.h"
 #include "daemon/status_page.h"
 #include "daemon/systemd_notify.h"
+#include "daemon/verdict_metrics.h"
 #include "iodrift_version.h"
 
 namespace iodrift::daemon {
@@ -202,7 +203,9 @@ class Daemon {
     }
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
     exporter_->AddSource([this](std::vector<prometheus::MetricFamily>& out) {
-      AppendProbeFamilies(*states_.Snapshot(), out);
+      const auto snapshot = states_.Snapshot();
+      AppendProbeFamilies(*snapshot, out);
+      AppendVerdictFamily(*snapshot, out);
     });
     server_.Route("/metrics", [this] {
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", exporter_->RenderText()};

@@ -55,7 +55,8 @@ std::string ProbeJson(const analysis::ProbeState& rec, const analysis::ProbeSnap
   w.Key("baseline_runs_counted").Unsigned(rec.baseline_runs_counted());
   const analysis::ProbeState* twin = analysis::FindTwin(states, rec);
   const analysis::Verdict verdict = analysis::VerdictOf(rec, twin);
-  w.Key("verdict").String(analysis::CauseName(verdict.cause));
+  w.Key("cause").String(analysis::CauseName(verdict.cause));
+  w.Key("verdict").String(analysis::CauseName(verdict.cause));  // the cause's first name
   w.Key("verdict_text").String(verdict.line);
   w.Key("explain").String(analysis::ExplainProbe(rec, rec.window, twin));
   w.Key("runs").BeginObject();

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/netfs.h"
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
 
@@ -400,14 +401,16 @@ void Scheduler::DispatchLoop() {
       }
       std::shared_ptr<Job> job = requested ? *slot : std::make_shared<Job>();
       if (slot) *slot = nullptr;
-      job->spec = e.spec;
+      // Remote or local is decided now, not at config load: a share mounted after start gets
+      // the remote defaults (timeout included) on its next run.
+      job->spec = probes::WithRemoteDefaults(e.spec);
       job->device = e.device;
       job->generation = e.generation;
       job->env = core->env;
       job->env.cancel = &job->cancel;
       job->started = now;
       job->started_wall = probes::WallSeconds();
-      if (e.spec.timeout.count() > 0) job->deadline = now + e.spec.timeout;
+      if (job->spec.timeout.count() > 0) job->deadline = now + job->spec.timeout;
       e.running = job;
       if (core->options.periodic) {
         e.next_due = now + JitteredInterval(e.spec.interval, core->options.jitter, core->rng);

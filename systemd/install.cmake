@@ -85,7 +85,7 @@ if(IODRIFT_HARDENING)
   # Control-flow protection (CET) as dpkg-buildflags adds it on amd64; not every target has it.
   include(CheckCXXCompilerFlag)
   check_cxx_compiler_flag(-fcf-protection _iodrift_cf_protection)
-  foreach(_iodrift_target iodrift_core iodriftd iodriftctl)
+  foreach(_iodrift_target ${IODRIFT_LIBRARIES} iodriftd iodriftctl)
     if(TARGET ${_iodrift_target})
       target_compile_definitions(${_iodrift_target} PRIVATE _FORTIFY_SOURCE=2)
       target_compile_options(${_iodrift_target} PRIVATE -fstack-protector-strong

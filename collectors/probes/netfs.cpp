@@ -121,7 +121,7 @@ bool TargetLooksRemote(const std::string& target) {
   return m != nullptr && IsRemoteMount(m->fstype, m->source);
 }
 
-void ApplyRemoteDefaults(ProbeSpec& spec, const ExplicitKeys& given) {
+void ApplyRemoteDefaults(ProbeSpec& spec, const GivenKeys& given) {
   if (!given.timeout && spec.timeout < kRemoteTimeout) spec.timeout = kRemoteTimeout;
   if (!given.size && spec.kind != ProbeKind::kMetadata && spec.kind != ProbeKind::kMemory &&
       spec.kind != ProbeKind::kRandom) {
@@ -129,6 +129,15 @@ void ApplyRemoteDefaults(ProbeSpec& spec, const ExplicitKeys& given) {
   }
   if (!given.files && spec.kind == ProbeKind::kMetadata) spec.files = kRemoteFiles;
   if (!given.requests && spec.kind == ProbeKind::kRandom) spec.requests = kRemoteRequests;
+}
+
+ProbeSpec WithRemoteDefaults(const ProbeSpec& spec) {
+  ProbeSpec out = spec;
+  if (spec.kind == ProbeKind::kMemory || spec.target.empty()) return out;
+  if (spec.remote ? *spec.remote : TargetLooksRemote(spec.target)) {
+    ApplyRemoteDefaults(out, spec.given);
+  }
+  return out;
 }
 
 }  // namespace iodrift::probes

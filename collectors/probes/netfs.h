@@ -1,10 +1,12 @@
 // Network and FUSE filesystems: which filesystems a probe target may sit on that are served by
 // another machine or a user-space process, and the defaults such a target gets.
 //
-// A remote target is classified twice: at config load from the path alone (longest mount-point
-// prefix in /proc/self/mountinfo, never touching the target, which may hang) to choose its
-// defaults, and at each run from statfs(2) of what the probe reads (f_type magic) plus the mount
-// entry's type (fuse.sshfs, nfs4, …) for the iodrift_probe_target_info labels.
+// A remote target is classified at each run, twice: from the path alone when the run starts
+// (longest mount-point prefix in /proc/self/mountinfo, never touching the target, which may hang)
+// to choose its defaults (WithRemoteDefaults; a share mounted after the config was loaded is
+// followed), and from statfs(2) of what the probe reads (f_type magic) plus the mount entry's
+// type (fuse.sshfs, nfs4, …) for the iodrift_probe_target_info labels. Loading the config does
+// neither.
 //
 // Thread-safety: pure functions, except LookupMountOf (reads /proc/self/mountinfo).
 #pragma once
@@ -65,11 +67,14 @@ inline constexpr std::uint64_t kRemoteProbeFileBytes = 16ull << 20;  // director
 inline constexpr std::uint32_t kRemoteFiles = 16;                    // metadata
 inline constexpr std::uint32_t kRemoteRequests = 100;                // random: enough for a p99
 
-// Which keys the configuration set explicitly (others take the remote defaults).
-struct ExplicitKeys {
-  bool size = false, timeout = false, files = false, requests = false;
-};
-// Applies the remote defaults to `spec` for every key not set explicitly.
-void ApplyRemoteDefaults(ProbeSpec& spec, const ExplicitKeys& given);
+// Applies the remote defaults to `spec` for every key not in `given`.
+void ApplyRemoteDefaults(ProbeSpec& spec, const GivenKeys& given);
+
+// The spec one run uses: `spec` with the remote defaults for the keys the file did not set
+// (spec.given) when its target is on a remote filesystem now: `remote:` decides, else
+// TargetLooksRemote (reads /proc/self/mountinfo). A memory probe, or a target that is not
+// remote, is returned unchanged. Called when a run starts (the scheduler), so its timeout
+// covers the run.
+ProbeSpec WithRemoteDefaults(const ProbeSpec& spec);
 
 }  // namespace iodrift::probes

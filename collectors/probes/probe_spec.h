@@ -32,6 +32,15 @@ bool KindTakesReaders(ProbeKind kind);
 // (buffered, direct, random, memory). Shorter runs a probe back to back and keeps a core busy.
 Duration MinInterval(ProbeKind kind);
 
+// Which of the keys that have remote defaults the configuration set. The others take the remote
+// defaults on each run whose target is on a remote filesystem at that moment (netfs.h
+// WithRemoteDefaults); the loader only records what the file says.
+struct GivenKeys {
+  bool size = false, timeout = false, files = false, requests = false;
+
+  bool operator==(const GivenKeys&) const = default;
+};
+
 struct ProbeSpec {
   std::string name;  // unique, [a-z0-9_.-]+; the `probe` label
   ProbeKind kind = ProbeKind::kCached;
@@ -49,6 +58,7 @@ struct ProbeSpec {
   // `remote:` — the target is on a remote filesystem (true) or not (false), whatever its mount
   // looks like; nullopt = judged from the mount (netfs.h IsRemoteMount).
   std::optional<bool> remote;
+  GivenKeys given;  // keys the file set (size, timeout, files, requests)
 
   // Every field: a reload keeps a probe's generation only when nothing differs
   // (probe_states.h; the scheduler test walks every field).

@@ -41,20 +41,6 @@ std::optional<SchedStat> ParseSchedStat(std::string_view text) {
   return SchedStat{*on_cpu, *runqueue};
 }
 
-std::map<std::string, std::uint64_t> ParseDiskIoTicks(std::string_view text) {
-  std::map<std::string, std::uint64_t> out;
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    const auto line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    const auto words = Words(line);
-    // major minor name reads merged sectors ms writes merged sectors ms in_flight io_ticks ...
-    if (words.size() < 13) continue;
-    if (auto ticks = text::ParseU64(words[12])) out[std::string(words[2])] = *ticks;
-  }
-  return out;
-}
-
 TimeParts ComputeTimeParts(const TimePartsInput& in) {
   TimeParts p;
   p.wall = std::max(0.0, in.wall_seconds);

@@ -126,10 +126,6 @@ struct SchedStat {
 };
 std::optional<SchedStat> ParseSchedStat(std::string_view text);
 
-// /proc/diskstats: io_ticks (field 13 of the line, ms) by device name. Lines too short are
-// skipped.
-std::map<std::string, std::uint64_t> ParseDiskIoTicks(std::string_view text);
-
 // What the accounting measured over one step (accounting.h), summed over the readers.
 struct TimePartsInput {
   double wall_seconds = 0;  // the timed reads' own wall time, summed over the readers

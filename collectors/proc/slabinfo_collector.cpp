@@ -39,7 +39,7 @@ bool OnProcfs(const std::filesystem::path& path) {
 
 class SlabinfoCollector final : public Collector {
  public:
-  explicit SlabinfoCollector(const config::SlabinfoOptions& options)
+  explicit SlabinfoCollector(const SlabinfoOptions& options)
       : filter_(options.include, options.exclude) {}
 
   std::string_view Name() const override { return "slabinfo"; }
@@ -130,7 +130,7 @@ class SlabinfoCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeSlabinfoCollector(const config::SlabinfoOptions& options) {
+std::unique_ptr<Collector> MakeSlabinfoCollector(const SlabinfoOptions& options) {
   return std::make_unique<SlabinfoCollector>(options);
 }
 

@@ -3,8 +3,7 @@
 
 namespace iodrift::proc {
 
-std::vector<std::unique_ptr<Collector>> MakeStateCollectors(
-    const config::CollectorsConfig& config) {
+std::vector<std::unique_ptr<Collector>> MakeStateCollectors(const CollectorsOptions& config) {
   std::vector<std::unique_ptr<Collector>> out;
   if (config.meminfo) out.push_back(MakeMeminfoCollector());
   if (config.vmstat.enabled) out.push_back(MakeVmstatCollector(config.vmstat));

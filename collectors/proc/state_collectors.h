@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "collectors/common/collector.h"
-#include "config/config.h"
+#include "collectors/proc/collector_options.h"
 
 namespace iodrift::proc {
 
 std::unique_ptr<Collector> MakeMeminfoCollector();
-std::unique_ptr<Collector> MakeVmstatCollector(const config::VmstatOptions& options);
-std::unique_ptr<Collector> MakeSlabinfoCollector(const config::SlabinfoOptions& options);
+std::unique_ptr<Collector> MakeVmstatCollector(const VmstatOptions& options);
+std::unique_ptr<Collector> MakeSlabinfoCollector(const SlabinfoOptions& options);
 std::unique_ptr<Collector> MakePressureCollector();
 std::unique_ptr<Collector> MakeBuddyinfoCollector();
 std::unique_ptr<Collector> MakeBootCollector();
@@ -29,6 +29,6 @@ std::unique_ptr<Collector> MakeBalloonCollector(const std::filesystem::path& sys
 
 // The enabled collectors of `config`, in a fixed order. Throws std::regex_error only if the
 // regexes were not validated (the config loader validates them).
-std::vector<std::unique_ptr<Collector>> MakeStateCollectors(const config::CollectorsConfig& config);
+std::vector<std::unique_ptr<Collector>> MakeStateCollectors(const CollectorsOptions& config);
 
 }  // namespace iodrift::proc

@@ -15,7 +15,7 @@ constexpr std::size_t kMaxVmstatFields = 1024;
 
 class VmstatCollector final : public Collector {
  public:
-  explicit VmstatCollector(const config::VmstatOptions& options)
+  explicit VmstatCollector(const VmstatOptions& options)
       : filter_(VmstatFieldsRegex(options.fields), "") {}
 
   std::string_view Name() const override { return "vmstat"; }
@@ -44,7 +44,7 @@ class VmstatCollector final : public Collector {
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeVmstatCollector(const config::VmstatOptions& options) {
+std::unique_ptr<Collector> MakeVmstatCollector(const VmstatOptions& options) {
   return std::make_unique<VmstatCollector>(options);
 }
 

@@ -1,6 +1,6 @@
-# D-Bus: the org.iodrift.Monitor1 service (in iodrift_core) and the iodriftctl client.
+# D-Bus: the org.iodrift.Monitor1 service (in iodrift_daemon) and the iodriftctl client.
 #
-# Included by the top-level CMakeLists.txt after iodrift_core is defined. The adaptor and proxy
+# Included by the top-level CMakeLists.txt after iodrift_daemon is defined. The adaptor and proxy
 # headers are generated from org.iodrift.Monitor1.xml by sdbus-c++-xml2cpp into
 # ${CMAKE_BINARY_DIR}/generated/dbus/ at build time (never committed, never edited); that
 # directory is a SYSTEM include so the generated style does not trip our warnings.
@@ -21,12 +21,12 @@ add_custom_command(
   VERBATIM)
 add_custom_target(iodrift_dbus_generated DEPENDS ${IODRIFT_DBUS_ADAPTOR} ${IODRIFT_DBUS_PROXY})
 
-target_sources(iodrift_core PRIVATE
+target_sources(iodrift_daemon PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/service.cpp
   ${CMAKE_CURRENT_LIST_DIR}/result_dict.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cpp)
-target_include_directories(iodrift_core SYSTEM PUBLIC ${IODRIFT_DBUS_GEN_DIR})
-add_dependencies(iodrift_core iodrift_dbus_generated)
+target_include_directories(iodrift_daemon SYSTEM PUBLIC ${IODRIFT_DBUS_GEN_DIR})
+add_dependencies(iodrift_daemon iodrift_dbus_generated)
 
 file(GLOB IODRIFT_CTL_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tools/iodriftctl/*.cpp)
 add_executable(iodriftctl ${IODRIFT_CTL_SOURCES})

@@ -197,6 +197,15 @@ struct DbusService::Impl {
                                                                      const DiagnoseCaller& caller);
   std::map<std::string, std::uint64_t> Snapshot();
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
+  Dict ExplainFields(const std::string& name);
+  // Explain and ExplainFields: the verdict, the text and the figures from one look at the probe.
+  struct Explanation {
+    analysis::Cause cause = analysis::Cause::kUndetermined;
+    std::string verdict_text;
+    std::string text;
+    std::map<std::string, double> figures;
+  };
+  Explanation Explained(const std::string& name);
   std::vector<std::string> Reload(std::uint32_t uid);
   // Throws AccessDenied unless `sender` may call `method` (see DbusServiceOptions::admin_group);
   // returns the caller's uid.
@@ -309,6 +318,7 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name) override {
     return impl_.Explain(name);
   }
+  Dict ExplainFields(const std::string& name) override { return impl_.ExplainFields(name); }
   std::vector<std::string> Reload() override {
     const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
     return impl_.Reload(impl_.Authorize(message ? message->getSender() : std::string(), "Reload"));
@@ -441,8 +451,7 @@ std::map<std::string, std::uint64_t> DbusService::Impl::Snapshot() {
   return out;
 }
 
-std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explain(
-    const std::string& name) {
+DbusService::Impl::Explanation DbusService::Impl::Explained(const std::string& name) {
   std::optional<probes::ProbeSpec> spec;
   for (auto& candidate : scheduler.Probes()) {
     if (candidate.name == name) spec = candidate;
@@ -453,13 +462,15 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
   }
   if (!options.record) throw sdbus::Error(kErrorFailed, "explain is not available in this daemon");
   auto record = options.record(name);
+  Explanation out;
   if (!record || !record->ran()) {
     // Configured but never ran (yet): say so in the same shape as ExplainProbe.
     const std::string target = spec->target.empty() ? "" : ", " + spec->target;
-    return {"Verdict: undetermined: no run yet\nprobe " + name + " (" +
-                std::string(probes::ProbeKindName(spec->kind)) + target +
-                ")\n  last:      no run yet since the daemon started\n",
-            {}};
+    out.verdict_text = "Verdict: undetermined: no run yet";
+    out.text = out.verdict_text + "\nprobe " + name + " (" +
+               std::string(probes::ProbeKindName(spec->kind)) + target +
+               ")\n  last:      no run yet since the daemon started\n";
+    return out;
   }
   // The buffered/direct twin on the same target, for the verdict (one FindTwin for every output).
   analysis::ProbeSnapshot all;
@@ -467,8 +478,28 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explai
     if (auto state = options.record(candidate.name)) all.push_back(std::move(state));
   }
   const analysis::ProbeState* twin = analysis::FindTwin(all, *record);
-  return {analysis::ExplainProbe(*record, record->window, twin),
-          analysis::ExplainFigures(*record, record->window)};
+  const analysis::Verdict verdict = analysis::VerdictOf(*record, twin);
+  out.cause = verdict.cause;
+  out.verdict_text = verdict.line;
+  out.text = analysis::ExplainProbe(*record, record->window, twin);
+  out.figures = analysis::ExplainFigures(*record, record->window);
+  return out;
+}
+
+std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Explain(
+    const std::string& name) {
+  Explanation e = Explained(name);
+  return {std::move(e.text), std::move(e.figures)};
+}
+
+Dict DbusService::Impl::ExplainFields(const std::string& name) {
+  Explanation e = Explained(name);
+  Dict out;
+  out["cause"] = sdbus::Variant(std::string(analysis::CauseName(e.cause)));
+  out["verdict_text"] = sdbus::Variant(e.verdict_text);
+  out["text"] = sdbus::Variant(e.text);
+  out["figures"] = sdbus::Variant(e.figures);
+  return out;
 }
 
 std::uint32_t DbusService::Impl::Authorize(const std::string& sender, const char* method) {

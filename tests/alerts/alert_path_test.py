@@ -15,7 +15,8 @@ iodriftd -> Prometheus (the shipped rules) -> Alertmanager, and a real slowdown 
      the daemon's cgroup only: the loop device is what the daemon reads);
   4. asserted: IodriftThroughputRegression is RECEIVED by Alertmanager (GET /api/v2/alerts) for
      both probes within FIRE_DEADLINE s, with labels probe/kind/target and the annotations ratio
-     (< 0.7 and not below the probe's current ratio: the window's best), runbook_url (a docs/dashboards-alerts.md anchor that
+     (< 0.7 and not below the probe's current ratio: the window's best), cause (a cause
+     name from the daemon's iodrift_probe_verdict), runbook_url (a docs/dashboards-alerts.md anchor that
      exists) and dashboard_uid (a dashboard of dashboards/);
   5. the throttle is lifted; asserted: the alert resolves at Prometheus and leaves Alertmanager's
      active alerts within RESOLVE_DEADLINE s.
@@ -438,6 +439,10 @@ def main():
                     # The annotation is the best ratio of the window, so never below the last one.
                     failures.append("%s: annotation ratio %.3f is below the ratio Prometheus holds "
                                     "now (%.3f): not the window's best" % (name, ratio, held[name]))
+                # The daemon's verdict, looked up from iodrift_probe_verdict by the annotation.
+                if not re.fullmatch(r"[a-z_]+", ann.get("cause", "")) or ann["cause"] == "unknown":
+                    failures.append("%s: annotation cause=%r, want the cause of the daemon's "
+                                    "iodrift_probe_verdict" % (name, ann.get("cause")))
                 url = ann.get("runbook_url", "")
                 m = re.match(r"^https://github\.com/iodrift/iodrift/blob/main/"
                              + re.escape(RUNBOOKS) + "#(.+)$", url)
@@ -456,7 +461,8 @@ def main():
                 fail("%d problem(s) with the alert as Alertmanager received it" % len(failures))
             print("received by Alertmanager: " + json.dumps(
                 {n: {"labels": received[n]["labels"], "annotations": {
-                    k: received[n]["annotations"][k] for k in ("ratio", "runbook_url", "dashboard_uid")}}
+                    k: received[n]["annotations"][k]
+                    for k in ("ratio", "cause", "runbook_url", "dashboard_uid")}}
                  for n in names}, sort_keys=True))
 
             # Lift the throttle: the alert resolves.

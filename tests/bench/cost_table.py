@@ -29,43 +29,25 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scrape_bench  # noqa: E402  (the shared measuring helpers next to this script)
+from iodrift_test.net import free_port, wait_ready  # noqa: E402
 
 SKIP = 77
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_ready(name, proc, url, log, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{name} exited at start-up:\n{open(log).read()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    sys.exit(f"{name} not answering on {url} after {timeout} s:\n{open(log).read()}")
+def server_ready(name, proc, url, log, timeout=30):
+    why = wait_ready(url, [proc], timeout=timeout, interval=0.1)
+    if why:
+        sys.exit(f"{name}: {why}:\n{open(log).read()}")
 
 
 def run_ns(pid):
@@ -148,7 +130,7 @@ def main():
             log = os.path.join(work, name + ".log")
             proc = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT)
             procs.append(proc)
-            wait_ready(name, proc, url, log)
+            server_ready(name, proc, url, log)
             targets.append(scrape_bench.Target(name, proc.pid, url))
 
         n1 = port()

@@ -58,17 +58,29 @@ TEST(MembersConfig, RelativeSysRootIsRefused) {
   EXPECT_FALSE(LoadFromString("sys_root: host/sys\n", "m.yaml"));
 }
 
-TEST(RemoteDefaults, ALocalTargetKeepsTheLocalDefaults) {
+// Loading records which keys the file set and decides nothing about the target (no
+// /proc/self/mountinfo read): the runs apply the remote defaults (netfs.h WithRemoteDefaults).
+TEST(RemoteDefaults, LoadingRecordsTheGivenKeysAndLeavesTheDefaultsToTheRuns) {
   auto cfg = LoadFromString(R"(probes:
   - name: local
     kind: buffered
     target: /dev/sda
+  - name: given
+    kind: random
+    target: /dev/sda
+    size: 1MiB
+    timeout: 10s
+    requests: 50
 )",
                             "m.yaml");
   ASSERT_TRUE(cfg);
   EXPECT_FALSE(probes::TargetLooksRemote("/dev/sda"));
   EXPECT_EQ(cfg->probes[0].size, 0u);
   EXPECT_EQ(cfg->probes[0].timeout, std::chrono::seconds(30));
+  EXPECT_EQ(cfg->probes[0].given, probes::GivenKeys{});
+  EXPECT_EQ(cfg->probes[1].given,
+            (probes::GivenKeys{.size = true, .timeout = true, .files = false, .requests = true}));
+  EXPECT_EQ(probes::WithRemoteDefaults(cfg->probes[0]), cfg->probes[0]);  // local: unchanged
 }
 
 // `interval:` below the kind's minimum is an error naming the key, its line and the minimum
@@ -132,14 +144,18 @@ TEST(RemoteConfig, TheRemoteKeyOverridesTheMountsVerdict) {
                             "r.yaml");
   ASSERT_TRUE(cfg) << cfg.error().front().ToString();
   ASSERT_EQ(cfg->probes.size(), 4u);
+  // What a run uses (the loader itself applies no defaults).
+  std::vector<probes::ProbeSpec> run;
+  for (const auto& p : cfg->probes) run.push_back(probes::WithRemoteDefaults(p));
   EXPECT_EQ(cfg->probes[0].remote, true);
-  EXPECT_EQ(cfg->probes[0].size, probes::kRemoteSize);
-  EXPECT_EQ(cfg->probes[0].timeout, probes::kRemoteTimeout);
-  EXPECT_EQ(cfg->probes[1].files, 8u);  // an explicit key still wins
-  EXPECT_EQ(cfg->probes[1].timeout, probes::kRemoteTimeout);
+  EXPECT_EQ(cfg->probes[0].size, 0u);
+  EXPECT_EQ(run[0].size, probes::kRemoteSize);
+  EXPECT_EQ(run[0].timeout, probes::kRemoteTimeout);
+  EXPECT_EQ(run[1].files, 8u);  // an explicit key still wins
+  EXPECT_EQ(run[1].timeout, probes::kRemoteTimeout);
   EXPECT_EQ(cfg->probes[2].remote, false);
-  EXPECT_EQ(cfg->probes[2].size, 0u);
-  EXPECT_EQ(cfg->probes[2].timeout, std::chrono::seconds(30));
+  EXPECT_EQ(run[2].size, 0u);
+  EXPECT_EQ(run[2].timeout, std::chrono::seconds(30));
   EXPECT_EQ(cfg->probes[3].remote, std::nullopt);
   auto memory = LoadFromString("probes:\n  - {name: m, kind: memory, remote: true}\n", "r.yaml");
   ASSERT_FALSE(memory);

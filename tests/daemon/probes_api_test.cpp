@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/analysis/verdict.h"
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
 
@@ -173,6 +174,22 @@ TEST(ProbesApiJson, HasEveryFieldOfOnceJsonThenBaselineRatioAndHistory) {
   EXPECT_EQ(json.find(R"("time_seconds":1002,)"), std::string::npos);
   EXPECT_NE(json.find(R"({"boot_id":null,"uptime_seconds":null,)"), std::string::npos);
   EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+}
+
+// The verdict's cause is a field of its own (`cause`; `verdict` the same value, its first name),
+// next to the verdict line, and the line names the same cause.
+TEST(ProbesApiJson, CarriesTheVerdictsCauseAsAField) {
+  const analysis::ProbeState rec = WithHistory(2);
+  const analysis::ProbeSnapshot snap = Snap(rec);
+  const analysis::Verdict verdict =
+      analysis::VerdictOf(*snap[0], analysis::FindTwin(snap, *snap[0]));
+  const std::string cause(analysis::CauseName(verdict.cause));
+  const std::string json = ProbesApiJson(std::nullopt, std::nullopt, 240, snap);
+  EXPECT_NE(json.find(R"("cause":")" + cause + R"(","verdict":")" + cause +
+                      R"(","verdict_text":")" + verdict.line + "\""),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(verdict.line.rfind("Verdict: " + cause + ": ", 0), 0u) << verdict.line;
 }
 
 TEST(ProbesApiJson, NoProbesIsAnEmptyArray) {

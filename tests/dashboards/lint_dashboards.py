@@ -87,6 +87,8 @@ PENDING_CONTRACT = {
                                                          "issue 18 (arrays and members)"),
     "iodrift_probe_member_ops_per_second": ({"probe", "kind", "target", "member"},
                                             "issue 18 (arrays and members)"),
+    "iodrift_probe_verdict": ({"probe", "kind", "target", "cause"},
+                              "issue 24 (the verdict as data)"),
 }
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).

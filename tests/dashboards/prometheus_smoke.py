@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ import urllib.parse
 import urllib.request
 
 import lint_dashboards as lint  # noqa: E402
+from iodrift_test.net import free_port, wait_ready  # noqa: E402
 
 SKIP = 77
 REPO = lint.REPO
@@ -214,12 +214,6 @@ def start_fake_exporters(uptimes):
 # --------------------------------------------------------------------------------------------------
 # Prometheus.
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def write_config(tmp, targets):
     """A copy of the example prometheus.yml with test intervals and targets, plus the rule files
     (the day-scale group evaluated every second so it has data)."""
@@ -248,21 +242,6 @@ def api(base, path, **params):
             return json.load(r)
     except urllib.error.HTTPError as e:
         return json.load(e)
-
-
-def wait_ready(base, proc, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(base + "/-/ready", timeout=2) as r:
-                if r.status == 200:
-                    return True
-        except OSError:
-            pass
-        time.sleep(0.3)
-    return False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -359,9 +338,10 @@ def main(argv):
     failures = []
     warnings = []
     try:
-        if not wait_ready(base, proc, 30):
+        why = wait_ready(base + "/-/ready", [proc], timeout=30)
+        if why:
             with open(os.path.join(tmp, "prometheus.log"), encoding="utf-8") as f:
-                failures.append("prometheus did not become ready:\n" + f.read()[-3000:])
+                failures.append(f"prometheus did not become ready ({why}):\n" + f.read()[-3000:])
             return report(failures, warnings)
         time.sleep(args.settle)
         deadline = time.time() + args.timeout

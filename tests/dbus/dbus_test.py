@@ -3,12 +3,14 @@
 
 busctl and gdbus (independent implementations) and iodriftctl: ListProbes, introspection, the
 Version property, RunProbe (result fields equal one probe of `--once --json`), ProbeCompleted
-seen by `iodriftctl watch`, UnknownProbe, Snapshot against /proc/meminfo, Reload with a broken
+seen by `iodriftctl watch`, UnknownProbe, Explain and ExplainFields (the verdict's cause as a
+field, and `iodriftctl explain --json` printing it), Snapshot against /proc/meminfo, Reload with a broken
 config (problems returned, old config kept, daemon alive), and RateLimited under a burst while
 /metrics keeps answering.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -37,7 +39,8 @@ try:
             fail(f"busctl ListProbes: {out!r}")
 
         res = dbus.busctl(addr, "introspect", NAME, PATH, IFACE)
-        for member in ("ListProbes", "RunProbe", "Snapshot", "Explain", "Reload", "ProbeCompleted", "Version"):
+        for member in ("ListProbes", "RunProbe", "Snapshot", "Explain", "ExplainFields", "Reload",
+                       "ProbeCompleted", "Version"):
             if member not in res.stdout:
                 fail(f"introspection lacks {member}: {res.stdout}{res.stderr}")
         res = dbus.busctl(addr, "get-property", NAME, PATH, IFACE, "Version")
@@ -114,16 +117,34 @@ try:
                 and f"over the last {figures['window_runs']:g} runs" not in explained["text"]
                 or figures.get("last", 0) <= 0 or "baseline_runs_needed" not in figures
                 or figures.get("baseline_runs_counted", -1) < 0
-                or explained.get("verdict") not in (
-                    "device", "device_busy", "memory_reclaim", "memory_compaction",
-                    "page_allocation", "hypervisor_reclaim", "cpu_contention",
-                    "remote_filesystem", "undetermined")
+                or not re.fullmatch(r"[a-z_]+", explained.get("cause", ""))
+                or explained.get("verdict") != explained["cause"]
                 or explained.get("verdict_text") != explained["text"].split("\n", 1)[0]
-                or not explained["verdict_text"].startswith(f"Verdict: {explained['verdict']}: ")):
+                or not explained["verdict_text"].startswith(f"Verdict: {explained['cause']}: ")):
             fail(f"iodriftctl explain rnd --json: {res.stdout}")
         res = dbus.busctl(addr, "call", NAME, PATH, IFACE, "Explain", "s", "rnd")
         if res.returncode != 0 or not res.stdout.startswith("sa{sd}"):
             fail(f"busctl Explain rnd: {res.stdout}{res.stderr}")
+        # ExplainFields: the cause is a field of the answer (a string), as is the verdict line;
+        # the text and figures are Explain's.
+        res = dbus.busctl(addr, "--json=short", "call", NAME, PATH, IFACE, "ExplainFields", "s",
+                          "rnd")
+        if res.returncode != 0:
+            fail(f"busctl ExplainFields rnd: {res.stdout}{res.stderr}")
+        reply = json.loads(res.stdout)
+        fields = reply["data"][0] if reply.get("type") == "a{sv}" else {}
+        types = {key: value.get("type") for key, value in fields.items()}
+        if types != {"cause": "s", "verdict_text": "s", "text": "s", "figures": "a{sd}"}:
+            fail(f"busctl ExplainFields rnd: fields and types {types}: {res.stdout}")
+        cause = fields["cause"]["data"]
+        if (not re.fullmatch(r"[a-z_]+", cause)
+                or not fields["verdict_text"]["data"].startswith(f"Verdict: {cause}: ")
+                or not fields["text"]["data"].startswith(fields["verdict_text"]["data"] + "\n")
+                or "window_runs" not in fields["figures"]["data"]):
+            fail(f"busctl ExplainFields rnd: {res.stdout}")
+        res = dbus.gdbus_call(addr, "ExplainFields", "no-such-probe")
+        if res.returncode == 0 or "UnknownProbe" not in res.stderr:
+            fail(f"ExplainFields of an unknown name: {res.stdout}{res.stderr}")
         res = dbus.ctl(addr, "explain", "no-such-probe")
         if res.returncode != 2 or "UnknownProbe" not in res.stderr:
             fail(f"iodriftctl explain unknown: rc={res.returncode} {res.stderr}")

@@ -3,7 +3,7 @@
 characters escaped.
 
 A fake org.iodrift.Monitor1 on a private bus (tests/lib/iodrift_test/dbus_service.py) answers
-ListProbes, Explain, Reload and RunProbe (an error) with text full of terminal escape codes:
+ListProbes, Explain, ExplainFields, Reload and RunProbe (an error) with text full of terminal escape codes:
 clear screen (ESC [2J), set window title (ESC ] 0; … BEL), a C1 CSI (U+009B), DEL, carriage
 return and backspace. For `list`, `explain`, `reload` and `run`, iodriftctl's output (stdout and
 stderr) must hold no control character but newline and tab, no DEL and no C1 control — each is
@@ -55,6 +55,10 @@ with dbus.Bus() as bus:
     svc.answer({
         "ListProbes": ("a(sss)", [(NAME, KIND, TARGET), ("plain", "memory", "")]),
         "Explain": ("sa{sd}", EXPLAIN, {"ratio\x1b[1m": 0.5}),
+        "ExplainFields": ("a{sv}", {"cause": ("s", "device\x1b[2J"),
+                                    "verdict_text": ("s", EXPLAIN.split("\n")[0]),
+                                    "text": ("s", EXPLAIN),
+                                    "figures": ("a{sd}", {"ratio\x1b[1m": 0.5})}),
         "Reload": ("as", [PROBLEM, "second\x1b[2K"]),
         "RunProbe": ("!error", "org.iodrift.Error.Failed", ERROR),
     })
@@ -79,6 +83,16 @@ with dbus.Bus() as bus:
         res = ctl(bus.address, "explain", "x")
         check("explain", res, [r"fine\x1b[31m red \u009b31m c1 \x7f del\x0dover",
                                "2nd line\twith tab\n"])
+
+        # The cause is read from ExplainFields' `cause` field, never from the text (which says
+        # "fine" here); in JSON it keeps its exact characters.
+        res = ctl(bus.address, "explain", "x", "--json")
+        if RAW.search(res.stdout):
+            fail(f"iodriftctl explain --json: raw control byte in {res.stdout!r}")
+        got = json.loads(res.stdout)
+        if got.get("cause") != "device\x1b[2J" or got.get("verdict") != got.get("cause"):
+            fail(f"iodriftctl explain --json: cause {got.get('cause')!r}, want the field's "
+                 f"'device\\x1b[2J': {res.stdout!r}")
 
         res = ctl(bus.address, "reload")
         if res.returncode != 1:

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -17,17 +18,6 @@ TEST(TimeParts, ParsesSchedStat) {
   EXPECT_EQ(s->runqueue_ns, 103987985u);
   EXPECT_FALSE(ParseSchedStat(""));
   EXPECT_FALSE(ParseSchedStat("12 x 3"));
-}
-
-TEST(TimeParts, ParsesDiskstatsIoTicks) {
-  const char* text =
-      "   7       0 loop0 2048 0 262144 1234 0 0 0 0 0 1500 1234 0 0 0 0 0 0\n"
-      " 253       0 vda 90210 1200 8000000 40000 5000 100 90000 3000 0 52000 43000\n"
-      "   1 2 short 3\n";
-  auto ticks = ParseDiskIoTicks(text);
-  ASSERT_EQ(ticks.size(), 2u);
-  EXPECT_EQ(ticks.at("loop0"), 1500u);
-  EXPECT_EQ(ticks.at("vda"), 52000u);
 }
 
 TEST(TimeParts, SplitsOnCpuTimeByTheRusageShares) {
@@ -45,6 +35,53 @@ TEST(TimeParts, SplitsOnCpuTimeByTheRusageShares) {
   EXPECT_NEAR(p.other, 0.0, 1e-9);
   EXPECT_NEAR(*p.device_busy, 0.7, 1e-9);
   EXPECT_NEAR(p.Sum(), 1.0, 1e-9);
+}
+
+TEST(TimeParts, BlkioDelayIsTheDeviceWaitWhenKnown) {
+  TimePartsInput in;
+  in.wall_seconds = 1.0;
+  in.rusage_system_seconds = 0.2;
+  in.on_cpu_seconds = 0.2;
+  in.runqueue_wait_seconds = 0.1;
+  in.device_busy_seconds = 0.9;  // the device was busy, mostly for someone else
+  in.blkio_delay_seconds = 0.3;  // the readers waited for block I/O this long
+  in.device_bytes = 4.0e6;
+  in.own_read_bytes = 1.0e6;
+  const TimeParts p = ComputeTimeParts(in);
+  EXPECT_NEAR(*p.device_wait, 0.3, 1e-9);
+  EXPECT_NEAR(p.other, 0.4, 1e-9);
+  EXPECT_NEAR(*p.device_others_share, 0.75, 1e-9);
+  EXPECT_NEAR(p.Sum(), 1.0, 1e-9);
+}
+
+TEST(TimeParts, OffCpuTimeComesFromTheAccountedSpansNotTheWall) {
+  // Three readers' accounting over 0.75 s of the 1 s their reads took: the parts miss 25 %.
+  TimePartsInput in;
+  in.wall_seconds = 1.0;
+  in.accounted_seconds = 0.75;
+  in.on_cpu_seconds = 0.25;
+  in.rusage_system_seconds = 0.25;
+  in.runqueue_wait_seconds = 0.0;
+  const TimeParts p = ComputeTimeParts(in);
+  EXPECT_NEAR(p.Sum(), 0.75, 1e-9);
+  EXPECT_NEAR(p.wall, 1.0, 1e-9);
+}
+
+TEST(TimeParts, EveryFieldIsListedOnceAndOnlyTheSumPartsAddUp) {
+  TimeParts tp;
+  std::set<std::string_view> names;
+  double v = 1;
+  for (const auto& f : TimePartFields()) {
+    EXPECT_TRUE(names.insert(f.name).second) << f.name;
+    EXPECT_NE(f.plain == nullptr, f.optional == nullptr) << f.name;
+    f.Set(tp, v);
+    EXPECT_EQ(*f.Get(tp), v) << f.name;
+    v *= 2;
+  }
+  EXPECT_EQ(names.size(), 20u);
+  // user_cpu 2 + kernel_cpu 4 + runqueue_wait 8 + device_wait 16 + other 32
+  EXPECT_EQ(tp.Sum(), 62);
+  EXPECT_EQ(TimePartFields().front().name, "wall");
 }
 
 TEST(TimeParts, WithoutSchedstatOrDeviceTheRestIsOther) {

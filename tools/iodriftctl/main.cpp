@@ -125,16 +125,16 @@ uptime_seconds and boot_time_seconds.
 )"},
     {"explain", R"(Usage: iodriftctl [--bus BUS] explain NAME [--json]
 
-Prints the verdict line first ("Verdict: CAUSE: FIGURES", CAUSE one of device, device_busy,
-memory_reclaim, memory_compaction, page_allocation, hypervisor_reclaim, cpu_contention,
-remote_filesystem, undetermined: the reason the kernel accounted for the time the run added
-against the baseline runs; docs/reading-drift.md "Reading a slowdown"), then probe NAME's last figure, where the last run's
+Prints the verdict line first ("Verdict: CAUSE: FIGURES", CAUSE: what the time the run added
+against the baseline runs went into, or undetermined; docs/reading-drift.md "Reading a
+slowdown" lists the causes), then probe NAME's last figure, where the last run's
 time went, its ratio to the post-boot baseline (the median of the first
 clean runs after boot), the worst ratio of this boot with the uptime it happened at, and the
 memory-state features ranked by |Spearman rho| with the figure over the recent runs, each with
 its value now and at baseline time. rho < 0: the figure falls as the feature rises. Nothing is
 run; the answer comes from results the daemon already has.
-  --json    {"name", "text", "verdict": CAUSE, "verdict_text": the verdict line,
+  --json    {"name", "text", "cause": CAUSE, "verdict": CAUSE (the same, its first name),
+            "verdict_text": the verdict line,
             "figures": {"last", "baseline", "ratio", "worst_ratio",
             "uptime_at_worst", "window_runs", "baseline_runs_needed",
             "baseline_runs_counted", "rho.FEATURE", "time.PART", ...}} (figures that do not exist yet
@@ -398,29 +398,36 @@ int Snapshot(Client& client, bool json) {
   return kExitOk;
 }
 
+// A string field of ExplainFields' answer; "" when absent or of another type (never throws).
+std::string StringField(const dbus::Dict& dict, const std::string& key) {
+  auto it = dict.find(key);
+  if (it == dict.end() || !it->second.containsValueOfType<std::string>()) return "";
+  return it->second.get<std::string>();
+}
+
 int Explain(Client& client, const std::string& name, bool json) {
-  auto [text, figures] = client.Explain(name);
+  // The verdict comes as fields (`cause`, `verdict_text`), never parsed back from the text.
+  const dbus::Dict fields = client.ExplainFields(name);
+  const std::string text = StringField(fields, "text");
+  std::map<std::string, double> figures;
+  if (auto it = fields.find("figures");
+      it != fields.end() && it->second.containsValueOfType<std::map<std::string, double>>()) {
+    figures = it->second.get<std::map<std::string, double>>();
+  }
   if (json) {
+    const std::string cause = StringField(fields, "cause");
     JsonWriter w;
     w.BeginObject();
     w.Key("name");
     w.String(name);
     w.Key("text");
     w.String(text);
-    // The verdict travels as the text's first line, "Verdict: <cause>: <figures>" (verdict.h),
-    // so the D-Bus signature stays (s, a{sd}).
-    const std::string first = text.substr(0, text.find('\n'));
-    const std::string_view prefix = "Verdict: ";
-    std::string cause = "undetermined";
-    if (first.rfind(prefix, 0) == 0) {
-      const auto colon = first.find(':', prefix.size());
-      cause = first.substr(prefix.size(),
-                           colon == std::string::npos ? std::string::npos : colon - prefix.size());
-    }
-    w.Key("verdict");
+    w.Key("cause");
+    w.String(cause);
+    w.Key("verdict");  // the cause again, under its first name
     w.String(cause);
     w.Key("verdict_text");
-    w.String(first.rfind(prefix, 0) == 0 ? first : "");
+    w.String(StringField(fields, "verdict_text"));
     w.Key("figures");
     w.BeginObject();
     for (const auto& [key, value] : figures) {

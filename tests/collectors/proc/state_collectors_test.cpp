@@ -81,7 +81,7 @@ TEST(PressureCollector, ExportsTheResourcesThisKernelHas) {
 }
 
 TEST(MakeStateCollectors, BuildsOnlyTheEnabledOnesInAFixedOrder) {
-  config::CollectorsConfig cfg;
+  CollectorsOptions cfg;
   cfg.slabinfo.enabled = false;
   cfg.pressure = false;
   auto collectors = MakeStateCollectors(cfg);
@@ -92,7 +92,7 @@ TEST(MakeStateCollectors, BuildsOnlyTheEnabledOnesInAFixedOrder) {
 }
 
 TEST(StateCollectors, EveryCollectorFailsCleanlyOnAMissingRoot) {
-  config::CollectorsConfig cfg;
+  CollectorsOptions cfg;
   cfg.balloon = false;  // reads sysfs, not the proc root
   for (const auto& c : MakeStateCollectors(cfg)) {
     std::vector<prometheus::MetricFamily> out;

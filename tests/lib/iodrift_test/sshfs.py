@@ -19,6 +19,7 @@ import tempfile
 import time
 
 from iodrift_test import fuse
+from iodrift_test.net import free_port
 from iodrift_test.skip import skip
 
 
@@ -40,12 +41,6 @@ def sshd_binary():
         if path and os.access(path, os.X_OK):
             return path
     return None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def children(pid):
