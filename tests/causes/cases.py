@@ -1,0 +1,365 @@
+"""The zoo's cases: each a zoo.Case whose setup makes a small probe set on its own loop device /
+FUSE file / sshfs mount, and whose induce() holds the cause for the induced runs and removes it
+on exit (however the test ends). A setup or induce that cannot produce its cause here returns
+(yields) the reason: the case is reported skipped with it.
+
+Everything a case creates (cgroups, loop devices, mounts, processes) goes on the case's ExitStack
+or the test's Scratch and is removed on exit; nothing of anyone else's is touched.
+"""
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from iodrift_test import fuse, sshfs
+from iodrift_test.delay_proxy import DelayProxy
+from iodrift_test.devices import sh
+from zoo import Case
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+FILE_MIB = 128
+COMMON = {"interval": "1s", "size": "32MiB", "time_budget": "1s", "timeout": "30s"}
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+V1_DIRS = {"io": "blkio", "memory": "memory", "cpu": "cpu"}
+
+
+class Cgroup:
+    """A cgroup of our own for one controller ("io", "memory", "cpu"): on cgroup v2 where the
+    controller is there (enabled in the root's subtree_control), else on its v1 hierarchy
+    (blkio, memory, cpu). `missing` says why neither is usable. close() moves its members back
+    to the root and removes it."""
+
+    def __init__(self, name, controller):
+        self.controller = controller
+        self.missing = None
+        self.path = None
+        leaf = f"iodrift-zoo-{os.getpid()}-{name}"
+        v1 = os.path.join(CGROUP_ROOT, V1_DIRS[controller])
+        for root in (CGROUP_ROOT, os.path.join(CGROUP_ROOT, "unified")):
+            try:
+                available = open(os.path.join(root, "cgroup.controllers")).read().split()
+            except OSError:
+                continue
+            if controller in available:
+                _write(os.path.join(root, "cgroup.subtree_control"), f"+{controller}")
+                self.v1, self.root = False, root
+                break
+        else:
+            if not os.path.isfile(os.path.join(v1, "cgroup.procs")):
+                self.missing = f"no {controller} cgroup controller (v2 or v1 {v1})"
+                return
+            self.v1, self.root = True, v1
+        self.path = os.path.join(self.root, leaf)
+        os.makedirs(self.path, exist_ok=True)
+
+    def set(self, key, value):
+        _write(os.path.join(self.path, key), value)
+
+    def get(self, key):
+        with open(os.path.join(self.path, key)) as f:
+            return f.read()
+
+    def add(self, pid):
+        self.set("cgroup.procs", str(pid))
+
+    # The three limits the zoo uses, v1 or v2; None lifts the limit.
+    def read_bps(self, dev, bps):
+        st = os.stat(dev)
+        majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+        if self.v1:
+            self.set("blkio.throttle.read_bps_device", f"{majmin} {bps or 0}")
+        else:
+            self.set("io.max", f"{majmin} rbps={bps or 'max'}")
+
+    def memory_limit(self, limit):
+        if self.v1:  # no memory.high on v1: the hard limit reclaims page cache the same way
+            self.set("memory.limit_in_bytes", str(limit or -1))
+        else:
+            self.set("memory.high", str(limit or "max"))
+
+    def anon_bytes(self):
+        key = "rss" if self.v1 else "anon"
+        for line in self.get("memory.stat").splitlines():
+            k, v = line.split()
+            if k == key:
+                return int(v)
+        return 0
+
+    def cpu_quota(self, share):
+        period = 100000
+        if self.v1:
+            self.set("cpu.cfs_period_us", str(period))
+            self.set("cpu.cfs_quota_us", str(int(share * period) if share else -1))
+        else:
+            self.set("cpu.max", f"{int(share * period) if share else 'max'} {period}")
+
+    def close(self):
+        if self.missing or not self.path or not os.path.isdir(self.path):
+            return
+        try:
+            pids = self.get("cgroup.procs").split()
+        except OSError:
+            pids = []
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                _write(os.path.join(self.root, "cgroup.procs"), pid)
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+def data_file(mnt, mib=FILE_MIB):
+    path = os.path.join(mnt, "data")
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+        os.fsync(f.fileno())
+    return path
+
+
+def loop_fs(scratch, name):
+    """ext4 on a --direct-io=on loop device with a FILE_MIB random data file: (dev, file)."""
+    dev = scratch.loop(512 << 20, name, losetup_args=("--direct-io=on",))
+    mnt = scratch.mount(dev, name + "-mnt")
+    return dev, data_file(mnt)
+
+
+def twin_probes(prefix, target):
+    return [{"name": f"{prefix}-direct", "kind": "direct", "target": target, **COMMON},
+            {"name": f"{prefix}-buffered", "kind": "buffered", "target": target, **COMMON}]
+
+
+def spawn(stack, cmd):
+    """A helper process in its own session, killed (the whole group) when the case ends."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def stop():
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stack.callback(stop)
+    return proc
+
+
+def daemon_cgroup(ctx, name, controller):
+    """Puts the running daemon in a new cgroup (removed after the daemon stops)."""
+    cg = Cgroup(name, controller)
+    if cg.missing:
+        return None, cg.missing
+    ctx["stack"].callback(cg.close)
+    cg.add(ctx["daemon"].proc.pid)
+    return cg, None
+
+
+@contextlib.contextmanager
+def nothing(ctx):
+    yield None
+
+
+# -- device: a block cgroup read throttle on the loop device ------------------------------------
+def device_setup(scratch):
+    dev, path = loop_fs(scratch, "dev")
+    return {"probes": twin_probes("thr", path), "dev": dev}
+
+
+def device_before(ctx):
+    cg, why = daemon_cgroup(ctx, "io", "io")
+    ctx["cg"], ctx["why"] = cg, why
+
+
+@contextlib.contextmanager
+def device_induce(ctx):
+    if ctx["why"]:
+        yield ctx["why"]
+        return
+    ctx["cg"].read_bps(ctx["dev"], 20 << 20)
+    try:
+        yield None
+    finally:
+        ctx["cg"].read_bps(ctx["dev"], None)
+
+
+# -- device: a slow backing store (loop device over a FUSE file whose reads sleep) ---------------
+def slow_store_setup(scratch):
+    why = fuse.requirements()
+    if why:
+        return why
+    stack = contextlib.ExitStack()
+    try:
+        fs = stack.enter_context(fuse.mounted(size=f"{FILE_MIB}M", slow_ms=5))
+        fs.toggle_slow()  # paused: the baseline is formed on fast reads
+        dev = sh("losetup", "--show", "-f", "-r", fs.path("slow.dat"))
+        # Detached before the FUSE connection is aborted (callbacks run last-in first-out).
+        stack.callback(subprocess.run, ["losetup", "-d", dev], capture_output=True)
+    except BaseException:
+        stack.close()
+        raise
+    return {"probes": twin_probes("store", dev), "fs": fs, "stack": stack}
+
+
+@contextlib.contextmanager
+def slow_store_induce(ctx):
+    ctx["fs"].toggle_slow()  # every FUSE read of the backing file sleeps 5 ms
+    try:
+        yield None
+    finally:
+        ctx["fs"].toggle_slow()
+
+
+# -- device_busy: other readers on the same device -----------------------------------------------
+def busy_setup(scratch):
+    dev, path = loop_fs(scratch, "busy")
+    return {"probes": twin_probes("busy", path), "dev": dev}
+
+
+@contextlib.contextmanager
+def busy_induce(ctx):
+    if not shutil.which("dd"):
+        yield "dd is not installed"
+        return
+    with contextlib.ExitStack() as stack:
+        for _ in range(2):
+            spawn(stack, ["sh", "-c", f"while :; do dd if={ctx['dev']} of=/dev/null bs=1M "
+                          "iflag=direct 2>/dev/null; done"])
+        yield None
+
+
+# -- memory_reclaim: the daemon in a memory cgroup whose memory.high forces reclaim --------------
+def reclaim_setup(scratch):
+    dev, path = loop_fs(scratch, "reclaim")
+    return {"probes": [{"name": "reclaim-buffered", "kind": "buffered", "target": path,
+                        **dict(COMMON, size="96MiB")}]}
+
+
+def reclaim_before(ctx):
+    cg, why = daemon_cgroup(ctx, "mem", "memory")
+    ctx["cg"], ctx["why"] = cg, why
+
+
+@contextlib.contextmanager
+def reclaim_induce(ctx):
+    if ctx["why"]:
+        yield ctx["why"]
+        return
+    cg = ctx["cg"]
+    # Room for the daemon's own memory and 16 MiB of page cache: a 96 MiB read reclaims as it goes.
+    cg.memory_limit(cg.anon_bytes() + (16 << 20))
+    try:
+        yield None
+    finally:
+        cg.memory_limit(None)
+
+
+# -- cpu_contention: CPU quota of the daemon's cgroup; busy loops on the daemon's CPU ------------
+def cpu_setup(scratch):
+    dev, path = loop_fs(scratch, "cpu")
+    return {"probes": [{"name": "cpu-cached", "kind": "cached", "target": path, **COMMON},
+                       {"name": "cpu-buffered", "kind": "buffered", "target": path, **COMMON}]}
+
+
+def quota_before(ctx):
+    cg, why = daemon_cgroup(ctx, "cpu", "cpu")
+    ctx["cg"], ctx["why"] = cg, why
+
+
+@contextlib.contextmanager
+def quota_induce(ctx):
+    if ctx["why"]:
+        yield ctx["why"]
+        return
+    ctx["cg"].cpu_quota(0.1)  # 10 % of one CPU
+    try:
+        yield None
+    finally:
+        ctx["cg"].cpu_quota(None)
+
+
+PIN_CPU = str(os.cpu_count() - 1)
+
+
+def pin_before(ctx):
+    sh("taskset", "-a", "-p", "-c", PIN_CPU, str(ctx["daemon"].proc.pid))
+
+
+@contextlib.contextmanager
+def pin_induce(ctx):
+    with contextlib.ExitStack() as stack:
+        for _ in range(3):
+            spawn(stack, ["taskset", "-c", PIN_CPU, sys.executable, "-c", "while True: pass"])
+        yield None
+
+
+# -- remote_filesystem: sshfs through a relay that delays every chunk ----------------------------
+def remote_setup(scratch):
+    for tool in ("sshfs", "ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if sshfs.sshd_binary() is None or not os.path.exists("/dev/fuse"):
+        return "sshd or /dev/fuse missing"
+    stack = contextlib.ExitStack()
+    try:
+        m = stack.enter_context(sshfs.mounted(proxy=lambda port: DelayProxy(port)))
+    except BaseException:
+        stack.close()
+        raise
+    return {"probes": [{"name": "net-buffered", "kind": "buffered", "target": m.mountpoint,
+                        **dict(COMMON, size="8MiB")}],
+            "mount": m, "stack": stack}
+
+
+@contextlib.contextmanager
+def remote_induce(ctx):
+    proxy = ctx["mount"].proxy
+    proxy.delay_ms = 5
+    try:
+        yield None
+    finally:
+        proxy.delay_ms = 0
+
+
+# -- healthy: nothing induced --------------------------------------------------------------------
+def healthy_setup(scratch):
+    dev, path = loop_fs(scratch, "healthy")
+    return {"probes": twin_probes("ok", path) +
+            [{"name": "ok-cached", "kind": "cached", "target": path, **COMMON}]}
+
+
+COMPACTION_SKIP = (
+    "not induced: fragmenting free memory (every other page of 2 GiB released, "
+    "iodrift_test.slowdown.Fragmented) did not make page-cache allocations compact reproducibly "
+    "on a 24 GiB machine whose free memory the host reclaims (free page reporting); kept out "
+    "rather than flaky")
+
+
+def compaction_setup(scratch):
+    return COMPACTION_SKIP
+
+
+CASES = [
+    Case("device_throttle", "device", device_setup, device_induce, before=device_before),
+    Case("slow_store", "device", slow_store_setup, slow_store_induce),
+    Case("other_readers", "device_busy", busy_setup, busy_induce),
+    Case("memory_high", "memory_reclaim", reclaim_setup, reclaim_induce, before=reclaim_before),
+    Case("fragmented", "memory_compaction", compaction_setup, nothing),
+    Case("cpu_quota", "cpu_contention", cpu_setup, quota_induce, before=quota_before),
+    Case("cpu_busy_loops", "cpu_contention", cpu_setup, pin_induce, before=pin_before),
+    Case("sshfs_delay", "remote_filesystem", remote_setup, remote_induce),
+    Case("healthy", None, healthy_setup, nothing, min_slowdown=False),
+]
