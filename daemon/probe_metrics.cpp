@@ -107,7 +107,8 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
       "device_wait (off-CPU while the target's device was busy), other (the rest of the "
       "off-CPU time); these add up to the run's wall time. Not in that sum (they overlap it): "
       "device_busy (the device's busy time, any requester), psi_io_stall and psi_memory_stall "
-      "(system-wide PSI some)." +
+      "(system-wide PSI some), the readers' delay accounting (blkio_delay, reclaim_delay, …) "
+      "and the daemon's cgroup (cpu_throttled, cgroup_memory_stall)." +
           last,
       MetricType::Gauge);
   auto context =
@@ -336,17 +337,11 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
     AddSample(cpu, r.cpu_user_seconds, With(labels, "mode", "user"));
     AddSample(cpu, r.cpu_system_seconds, With(labels, "mode", "system"));
     if (const auto& tp = r.time_seconds) {
-      auto part = [&](const char* name, const std::optional<double>& v) {
-        if (v) AddSample(time_parts, *v, With(labels, "part", name));
-      };
-      part("user_cpu", tp->user_cpu);
-      part("kernel_cpu", tp->kernel_cpu);
-      part("runqueue_wait", tp->runqueue_wait);
-      part("device_wait", tp->device_wait);
-      part("other", tp->other);
-      part("device_busy", tp->device_busy);
-      part("psi_io_stall", tp->psi_io_stall);
-      part("psi_memory_stall", tp->psi_memory_stall);
+      for (const probes::TimePartField& f : probes::TimePartFields()) {
+        if (!f.seconds() || f.role == probes::TimePartRole::kWall) continue;
+        if (auto v = f.Get(*tp))
+          AddSample(time_parts, *v, With(labels, "part", std::string(f.name)));
+      }
     }
     for (const auto& [field, value] : r.context) {
       AddSample(context, static_cast<double>(value), With(labels, "field", field));

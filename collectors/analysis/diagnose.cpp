@@ -98,14 +98,10 @@ std::map<std::string, double> StepTimeParts(const ProbeResult& run) {
     out["cpu_system_per_gib"] = run.cpu_system_seconds / (static_cast<double>(run.bytes) / kGiB);
   }
   if (const auto& tp = run.time_seconds) {  // the run's time parts (time_parts.h)
-    out["time_user_cpu"] = tp->user_cpu;
-    out["time_kernel_cpu"] = tp->kernel_cpu;
-    out["time_other"] = tp->other;
-    if (tp->runqueue_wait) out["time_runqueue_wait"] = *tp->runqueue_wait;
-    if (tp->device_wait) out["time_device_wait"] = *tp->device_wait;
-    if (tp->device_busy) out["time_device_busy"] = *tp->device_busy;
-    if (tp->psi_io_stall) out["time_psi_io_stall"] = *tp->psi_io_stall;
-    if (tp->psi_memory_stall) out["time_psi_memory_stall"] = *tp->psi_memory_stall;
+    for (const auto& f : probes::TimePartFields()) {
+      if (f.role == probes::TimePartRole::kWall) continue;
+      if (auto v = f.Get(*tp)) out["time_" + std::string(f.name)] = *v;
+    }
   }
   return out;
 }

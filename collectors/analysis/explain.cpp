@@ -97,9 +97,9 @@ std::string TimePartsText(const TimeParts& tp) {
     if (!v) return;
     overlap += (overlap.empty() ? "" : ", ") + std::string(label) + " " + Seconds(*v);
   };
-  add("device busy", tp.device_busy);
-  add("PSI io", tp.psi_io_stall);
-  add("PSI memory", tp.psi_memory_stall);
+  for (const auto& f : probes::TimePartFields()) {
+    if (f.role == probes::TimePartRole::kOverlap) add(std::string(f.name).c_str(), f.Get(tp));
+  }
   if (!overlap.empty()) out += "; overlapping: " + overlap;
   return out;
 }
@@ -185,15 +185,8 @@ std::map<std::string, double> ExplainFigures(const ProbeState& record, const Dri
   out["baseline_runs_needed"] = static_cast<double>(record.baseline_runs_needed);
   out["baseline_runs_counted"] = static_cast<double>(record.baseline_runs_counted());
   if (const auto& tp = record.last.time_seconds) {
-    out["time.wall"] = tp->wall;
-    out["time.user_cpu"] = tp->user_cpu;
-    out["time.kernel_cpu"] = tp->kernel_cpu;
-    put("time.runqueue_wait", tp->runqueue_wait);
-    put("time.device_wait", tp->device_wait);
-    out["time.other"] = tp->other;
-    put("time.device_busy", tp->device_busy);
-    put("time.psi_io_stall", tp->psi_io_stall);
-    put("time.psi_memory_stall", tp->psi_memory_stall);
+    for (const auto& f : probes::TimePartFields())
+      put(("time." + std::string(f.name)).c_str(), f.Get(*tp));
   }
   const DriftCorrelations rho = window.Correlations();
   for (std::size_t f = 0; f < kDriftFeatureCount; ++f) {

@@ -120,10 +120,11 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
       buffers.push_back(std::move(*buffer));
       fds.push_back(std::move(*fd));
     }
-    const SequentialStep step =
-        ReadSequentialStep(fd_numbers, buffer_ptrs, kSequentialChunkBytes,
-                           ReaderSlices(region, n, PageSize()), time_budget, control, env);
+    const SequentialStep step = ReadSequentialStep(fd_numbers, buffer_ptrs, kSequentialChunkBytes,
+                                                   ReaderSlices(region, n, PageSize()), time_budget,
+                                                   control, env, result.target_info.device);
     result.bytes += step.bytes;
+    if (k == 0) result.time_seconds = step.time_parts;
     if (k == 0 && step.bytes > 0) {
       const std::uint64_t read_span = n == 1 ? step.bytes : region;
       if (auto after = MeasureResidency(hold->get(), 0, read_span)) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "collectors/probes/accounting.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/residency_witness.h"
 #include "collectors/probes/target.h"
@@ -63,6 +64,7 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     std::vector<double> rates;
     std::uint64_t all_bytes = 0;  // over every window: hdparm -T's definition (bytes / time)
     double all_seconds = 0;
+    ScopedTimedRead timed(env, result);
     for (int w = 0; ok && w < kCachedWindows; ++w) {
       std::uint64_t window_bytes = 0;
       const double t0 = MonotonicSeconds();
@@ -85,6 +87,7 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
         ok = false;
       }
     }
+    timed.Stop();
     if (ok) {
       std::vector<double> sorted = rates;
       std::sort(sorted.begin(), sorted.end());

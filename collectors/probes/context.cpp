@@ -43,16 +43,6 @@ PressureNow ReadPressureNow(const ProcRoot& root) {
   return now;
 }
 
-std::optional<SchedStat> ReadSchedStat(const ProcRoot& root) {
-  auto text = root.Read("thread-self/schedstat");
-  return text ? ParseSchedStat(*text) : std::nullopt;
-}
-
-std::map<std::string, std::uint64_t> ReadDiskIoTicks(const ProcRoot& root) {
-  auto text = root.Read("diskstats");
-  return text ? ParseDiskIoTicks(*text) : std::map<std::string, std::uint64_t>{};
-}
-
 }  // namespace
 
 const std::vector<std::string_view>& ContextFields() {
@@ -150,52 +140,6 @@ void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) co
   }
   if (memory_avg10_ && *memory_avg10_ > kPressureSuspectAvg10)
     AddSuspect(result, "memory_pressure");
-}
-
-RunTimer RunTimer::Start(const ProcRoot& root) {
-  RunTimer t;
-  t.root_ = root;
-  t.mono_ = MonotonicSeconds();
-  t.disk_io_ticks_ = ReadDiskIoTicks(root);
-  t.sched_ = ReadSchedStat(root);
-  t.cpu_ = CurrentThreadCpu();
-  return t;
-}
-
-double RunTimer::Finish(ProbeResult& result) const {
-  const ThreadCpu cpu = CurrentThreadCpu();
-  const auto sched = ReadSchedStat(root_);
-  const auto disk_io_ticks = ReadDiskIoTicks(root_);
-  const double mono = MonotonicSeconds();
-  TimePartsInput parts;
-  parts.wall_seconds = mono - mono_;
-  parts.rusage_user_seconds = std::max(0.0, cpu.user_seconds - cpu_.user_seconds);
-  parts.rusage_system_seconds = std::max(0.0, cpu.system_seconds - cpu_.system_seconds);
-  if (sched_ && sched && sched->on_cpu_ns >= sched_->on_cpu_ns &&
-      sched->runqueue_ns >= sched_->runqueue_ns) {
-    parts.on_cpu_seconds = static_cast<double>(sched->on_cpu_ns - sched_->on_cpu_ns) / 1e9;
-    parts.runqueue_wait_seconds =
-        static_cast<double>(sched->runqueue_ns - sched_->runqueue_ns) / 1e9;
-  }
-  const std::string& device = result.target_info.device;
-  if (!device.empty()) {
-    auto before = disk_io_ticks_.find(device);
-    auto after = disk_io_ticks.find(device);
-    if (before != disk_io_ticks_.end() && after != disk_io_ticks.end() &&
-        after->second >= before->second) {
-      parts.device_busy_seconds = static_cast<double>(after->second - before->second) / 1e3;
-    }
-  }
-
-  auto stall = [&](const char* key) -> std::optional<double> {
-    auto it = result.pressure_delta_us.find(key);
-    if (it == result.pressure_delta_us.end()) return std::nullopt;
-    return static_cast<double>(it->second) / 1e6;
-  };
-  parts.psi_io_some_seconds = stall("io_some");
-  parts.psi_memory_some_seconds = stall("memory_some");
-  result.time_seconds = ComputeTimeParts(parts);
-  return mono;
 }
 
 }  // namespace iodrift::probes

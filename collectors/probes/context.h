@@ -14,8 +14,8 @@
 //                    account for (own_stall.h), > 10 % (someone else was waiting for I/O before
 //                    the probe started; the probe's own waits would count during it);
 //   memory_pressure  PSI memory "some" avg10 > 10 % at the start.
-// Time parts (time_parts.h) come from RunTimer below, which spans the whole run (these snapshot
-// reads included), so they add up to the run's duration_seconds.
+// Time parts (time_parts.h) are not measured here: they cover only the timed read, per reader
+// (accounting.h).
 // Each part is optional: a proc root missing a file (a fixture, an old kernel) leaves that part
 // empty and is not an error.
 //
@@ -85,25 +85,6 @@ class RunContext {
   std::map<std::string, std::uint64_t> dentries_;
   std::optional<double> fragmentation_index_;
   ThreadCpu cpu_;
-};
-
-// The clock of a run's time parts: Start() first thing in RunProbe, Finish() last, on the probe
-// thread. Reads /proc/diskstats, /proc/thread-self/schedstat and getrusage(RUSAGE_THREAD) at both
-// ends (about 40 µs of CPU per run, docs/reading-drift.md "Reading a slowdown").
-class RunTimer {
- public:
-  static RunTimer Start(const ProcRoot& root);
-  double start_mono() const { return mono_; }
-  // Writes result.time_seconds for Start() … now (device: result.target_info.device; PSI:
-  // result.pressure_delta_us, so after RunContext::Finish) and returns now (monotonic seconds).
-  double Finish(ProbeResult& result) const;
-
- private:
-  ProcRoot root_;
-  ThreadCpu cpu_;
-  std::optional<SchedStat> sched_;
-  std::map<std::string, std::uint64_t> disk_io_ticks_;
-  double mono_ = 0;
 };
 
 }  // namespace iodrift::probes

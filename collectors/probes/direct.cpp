@@ -71,7 +71,7 @@ void RunDirectProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
       }
       step = ReadSequentialStep(std::vector<int>(n, fd->get()), buffer_ptrs, chunk,
                                 ReaderSlices(region, n, align.offset_align), time_budget, control,
-                                env);
+                                env, result.target_info.device);
       const SequentialReadStats* failed = step.Failed();
       if (!(k == 0 && failed && failed->stop == StopReason::kError && failed->error == EINVAL &&
             step.bytes == 0))
@@ -86,6 +86,7 @@ void RunDirectProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     }
     result.bytes += step.bytes;
     if (k == 0) {
+      result.time_seconds = step.time_parts;
       result.extra["region_bytes"] = static_cast<double>(region);
       result.extra["offset_align"] = align.offset_align;
       result.extra["mem_align"] = align.mem_align;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "collectors/common/text.h"
+#include "collectors/probes/accounting.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/proc/meminfo.h"
 
@@ -110,6 +111,8 @@ std::uint64_t StreamBufferBytes(std::uint64_t requested) {
 
 void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl& control,
                     ProbeResult& result) {
+  // The whole probe is its timed read (copies, first touch).
+  ScopedTimedRead timed(env, result);
   // --- hot: 2 MiB → 2 MiB, unmapped before the stream buffers exist (peak = the stream's) ---
   {
     auto hot_src = Mapping::Make(kHotBytes);
@@ -202,6 +205,7 @@ void RunMemoryProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
   }
   std::sort(pass_rates.begin(), pass_rates.end());
   const double rate = pass_rates[pass_rates.size() / 2];
+  timed.Stop();
   result.extra["stream_copy_bytes_per_second"] = rate;
   result.throughput_bytes_per_second = rate;
   result.outcome = Outcome::kOk;

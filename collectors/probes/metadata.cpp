@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <random>
 
+#include "collectors/probes/accounting.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/target.h"
 
@@ -90,6 +91,7 @@ void RunMetadataProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
   // Wall time of each phase, first call to last return: bonnie++'s definition of a phase's rate
   // (files / phase time) also counts the gaps between calls, where a busy CPU preempts too.
   double create_wall = 0, stat_wall = 0, delete_wall = 0;
+  ScopedTimedRead timed(env, result);  // the three phases
   double phase_start = MonotonicSeconds();
   for (std::uint32_t i = 0; i < n; ++i) {
     const double t0 = MonotonicSeconds();
@@ -136,6 +138,7 @@ void RunMetadataProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
     if (stop_requested(t1)) return;
   }
 
+  timed.Stop();
   auto rate = [&](const std::vector<double>& v) {
     double sum = 0;
     for (double x : v) sum += x;

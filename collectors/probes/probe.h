@@ -73,6 +73,9 @@ struct ReaderStep {
   double per_reader_max = 0;  // fastest reader's own rate
   // rate / (readers x rate of the 1-reader step of the same run); nullopt without such a step.
   std::optional<double> scaling_efficiency;
+  // Where this step's timed reads went, summed over its readers (time_parts.h); nullopt when
+  // not measured.
+  std::optional<TimeParts> time_seconds;
 };
 
 struct ProbeResult {
@@ -119,8 +122,9 @@ struct ProbeResult {
   // spec.requests for random. Set by RunProbe; nullopt for results made elsewhere (e.g. a
   // scheduler `skipped`), which then never restart a baseline.
   std::optional<std::uint64_t> spec_size;
-  // Where the run's wall time went (time_parts.h: the model, which parts overlap). nullopt for
-  // results made outside RunProbe.
+  // Where the timed read's time went (time_parts.h: the model, which parts overlap): the first
+  // reader step's (readers[0].time_seconds) when there is a readers curve. nullopt for results
+  // made outside RunProbe and for runs that failed before their timed read.
   std::optional<TimeParts> time_seconds;
   // The `readers:` curve, one step per configured count in the configured order; empty for a
   // plain one-reader probe. The top-level figures (throughput, ops, latency) are those of the

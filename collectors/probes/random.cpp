@@ -8,6 +8,7 @@
 #include <random>
 #include <tuple>
 
+#include "collectors/probes/accounting.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/readers.h"
 #include "collectors/probes/residency_witness.h"
@@ -167,10 +168,17 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     // Disjoint slot ranges; spec.requests shared out (the first readers take the remainder).
     const std::vector<Slice> slices = SplitRegion(slots, readers, 1);
     std::vector<Reader> state(readers);
-    RunReaders(readers, env, [&](std::uint32_t i) {
-      const std::uint32_t share = spec.requests / readers + (i < spec.requests % readers ? 1 : 0);
-      read_slice(state[i], slices[i], share, k == 0 && i == 0);
-    });
+    StepAccounting accounting(env.proc_root, env.sys_root, result.target_info.device, readers);
+    RunReaders(
+        readers, env,
+        [&](std::uint32_t i) {
+          const std::uint32_t share =
+              spec.requests / readers + (i < spec.requests % readers ? 1 : 0);
+          read_slice(state[i], slices[i], share, k == 0 && i == 0);
+        },
+        &accounting);
+    const TimeParts time_parts = accounting.Parts();
+    if (k == 0) result.time_seconds = time_parts;
     std::vector<double> latencies;
     std::vector<double> rates;
     double measured_start = 0, end = 0;
@@ -208,6 +216,7 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
       step.seconds = end - measured_start;
       for (double rate : rates) step.rate += rate;
       std::tie(step.per_reader_min, step.per_reader_max) = Spread(rates);
+      step.time_seconds = time_parts;
       result.readers.push_back(step);
     }
     if (k > 0) continue;

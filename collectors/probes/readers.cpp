@@ -52,12 +52,34 @@ void FillScalingEfficiency(std::vector<ReaderStep>& steps) {
     step.scaling_efficiency = ScalingEfficiency(step.rate, step.readers, rate_1);
 }
 
+namespace {
+
+// body(i) between reader i's own accounting samples; its timed seconds by its own clock.
+void AccountedBody(std::uint32_t i, const std::function<void(std::uint32_t)>& body,
+                   StepAccounting* accounting, double* end) {
+  if (accounting) accounting->BeginReader(i);
+  const double t0 = MonotonicSeconds();
+  body(i);
+  *end = MonotonicSeconds();
+  if (accounting) accounting->EndReader(i, *end - t0);
+}
+
+}  // namespace
+
 double RunReaders(std::uint32_t n, const ProbeEnv& env,
-                  const std::function<void(std::uint32_t)>& body) {
+                  const std::function<void(std::uint32_t)>& body, StepAccounting* accounting) {
   if (n <= 1) {
+    if (accounting) accounting->BeginStep();
     const double t0 = MonotonicSeconds();
-    body(0);
-    return MonotonicSeconds() - t0;
+    double end = t0;
+    try {
+      AccountedBody(0, body, accounting, &end);
+    } catch (...) {
+      if (accounting) accounting->EndStep();
+      throw;
+    }
+    if (accounting) accounting->EndStep();
+    return end - t0;
   }
   std::latch ready(n);
   std::latch go(1);
@@ -76,12 +98,12 @@ double RunReaders(std::uint32_t n, const ProbeEnv& env,
         go.wait();
         if (abandon) return;
         try {
-          body(i);
+          AccountedBody(i, body, accounting, &ends[i]);
         } catch (...) {
           std::lock_guard lock(mu);
           if (!failure) failure = std::current_exception();
+          ends[i] = MonotonicSeconds();
         }
-        ends[i] = MonotonicSeconds();
       });
     } catch (...) {  // EAGAIN: out of threads
       start_failure = std::current_exception();
@@ -90,9 +112,11 @@ double RunReaders(std::uint32_t n, const ProbeEnv& env,
     }
   }
   ready.wait();
+  if (accounting && !abandon) accounting->BeginStep();
   const double t0 = MonotonicSeconds();
   go.count_down();
   for (auto& t : threads) t.join();
+  if (accounting && !abandon) accounting->EndStep();
   if (start_failure) std::rethrow_exception(start_failure);
   if (failure) std::rethrow_exception(failure);
   return *std::max_element(ends.begin(), ends.end()) - t0;
@@ -138,23 +162,28 @@ ReaderStep SequentialStep::Figures() const {
     rates.push_back(r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds : 0);
   }
   std::tie(step.per_reader_min, step.per_reader_max) = Spread(rates);
+  step.time_seconds = time_parts;
   return step;
 }
 
 SequentialStep ReadSequentialStep(const std::vector<int>& fds, const std::vector<char*>& buffers,
                                   std::size_t chunk, const std::vector<Slice>& slices,
                                   double time_budget_s, const RunControl& control,
-                                  const ProbeEnv& env) {
+                                  const ProbeEnv& env, const std::string& device) {
   SequentialStep step;
   const auto n = static_cast<std::uint32_t>(slices.size());
   step.readers.resize(n);
-  const double wall = RunReaders(n, env, [&](std::uint32_t i) {
-    const std::optional<std::uint64_t> before = ThreadStorageReadBytes();
-    step.readers[i] = ReadSequential(fds[i], buffers[i], chunk, slices[i].offset, slices[i].length,
-                                     time_budget_s, control);
-    const std::optional<std::uint64_t> after = ThreadStorageReadBytes();
-    if (before && after && *after >= *before) step.readers[i].storage_read_bytes = *after - *before;
-  });
+  StepAccounting accounting(env.proc_root, env.sys_root, device, n);
+  const double wall = RunReaders(
+      n, env,
+      [&](std::uint32_t i) {
+        step.readers[i] = ReadSequential(fds[i], buffers[i], chunk, slices[i].offset,
+                                         slices[i].length, time_budget_s, control);
+      },
+      &accounting);
+  for (std::uint32_t i = 0; i < n; ++i)
+    step.readers[i].storage_read_bytes = accounting.readers()[i].read_bytes;
+  step.time_parts = accounting.Parts();
   for (const auto& r : step.readers) step.bytes += r.bytes;
   step.seconds = n == 1 ? step.readers[0].seconds : wall;
   return step;

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/probes/accounting.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/probe.h"
 #include "collectors/probes/probe_env.h"
@@ -57,17 +58,22 @@ void FillScalingEfficiency(std::vector<ReaderStep>& steps);
 // classic probe), each at the probe's I/O priority (env.io_class/io_level/nice). Returns the
 // wall seconds from the common start to the end of the last reader. An exception in a reader is
 // rethrown here after all readers ended.
+// With `accounting` (made for n readers): BeginStep before the release, each reader's
+// BeginReader/EndReader on its own thread immediately around body(i) (timed by body's own
+// clock reading), EndStep after the last one ended.
 double RunReaders(std::uint32_t n, const ProbeEnv& env,
-                  const std::function<void(std::uint32_t)>& body);
+                  const std::function<void(std::uint32_t)>& body,
+                  StepAccounting* accounting = nullptr);
 
 // One step of a sequential kind: reader i reads slices[i] of fds[i] (the same fd may be shared)
-// into buffers[i] with ReadSequential, all at once. Each reader samples its own thread's
-// read_bytes just before and after its loop (outside the loop's timing) into
+// into buffers[i] with ReadSequential, all at once. Each reader's accounting (accounting.h)
+// samples its own thread just before and after its loop; its read_bytes delta is
 // storage_read_bytes.
 struct SequentialStep {
   std::vector<SequentialReadStats> readers;
   double seconds = 0;  // wall time of the step (one reader: its own loop time, as before)
   std::uint64_t bytes = 0;
+  TimeParts time_parts;  // the step's, summed over its readers (time_parts.h)
 
   // The first reader that stopped on an error, timeout or cancellation; nullptr when none did.
   const SequentialReadStats* Failed() const;
@@ -75,7 +81,7 @@ struct SequentialStep {
   // The readers' storage_read_bytes summed (a reader's readahead may fetch the start of the next
   // reader's slice); nullopt when any reader's is unknown.
   std::optional<std::uint64_t> StorageReadBytes() const;
-  // The ReaderStep figures (rate = bytes / seconds; spread of bytes_i / seconds_i).
+  // The ReaderStep figures (rate = bytes / seconds; spread of bytes_i / seconds_i; time parts).
   ReaderStep Figures() const;
 };
 
@@ -83,9 +89,10 @@ struct SequentialStep {
 // `region` itself, so one reader reads exactly [0, region) as the classic probe did).
 std::vector<Slice> ReaderSlices(std::uint64_t region, std::uint32_t n, std::uint64_t align);
 
+// `device`: the target's device (TargetInfo::device) for the step's device figures.
 SequentialStep ReadSequentialStep(const std::vector<int>& fds, const std::vector<char*>& buffers,
                                   std::size_t chunk, const std::vector<Slice>& slices,
                                   double time_budget_s, const RunControl& control,
-                                  const ProbeEnv& env);
+                                  const ProbeEnv& env, const std::string& device);
 
 }  // namespace iodrift::probes

@@ -79,19 +79,11 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
   v.BeginGroup("member_errors", GroupShape::kRecord, !r.member_errors.empty());
   for (const auto& [member, error] : r.member_errors) v.Text(member, error);
   v.EndGroup();
-  // time_parts.h: user_cpu … other add up to wall; device_busy and the PSI stalls overlap them.
+  // time_parts.h: user_cpu … other add up to wall; the other fields overlap them.
   const auto& tp = r.time_seconds;
   v.BeginGroup("time_seconds", GroupShape::kRecord, tp.has_value());
   if (tp) {
-    v.Real("wall", tp->wall);
-    v.Real("user_cpu", tp->user_cpu);
-    v.Real("kernel_cpu", tp->kernel_cpu);
-    v.Real("runqueue_wait", tp->runqueue_wait);
-    v.Real("device_wait", tp->device_wait);
-    v.Real("other", tp->other);
-    v.Real("device_busy", tp->device_busy);
-    v.Real("psi_io_stall", tp->psi_io_stall);
-    v.Real("psi_memory_stall", tp->psi_memory_stall);
+    for (const TimePartField& f : TimePartFields()) v.Real(f.name, f.Get(*tp));
   }
   v.EndGroup();
   // The readers curve (readers.h): per figure a map from the reader count ("1", "2", ...).

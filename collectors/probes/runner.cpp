@@ -85,8 +85,7 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
                                                        : spec.size;
   result.outcome = Outcome::kError;
   result.start_time_seconds = WallSeconds();
-  const RunTimer timer = RunTimer::Start(env.proc_root);  // time parts span the whole run
-  const double t0 = timer.start_mono();
+  const double t0 = MonotonicSeconds();
 
   ScopedThreadPriority priority(env.io_class, env.io_level, env.nice);
   const RunContext context =
@@ -109,7 +108,7 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
     MarkFailed(result, Outcome::kError, "probe failed: unknown exception");
   }
   context.Finish(result, WorkingSetBytes(result));
-  const double t1 = timer.Finish(result);
+  const double t1 = MonotonicSeconds();
   result.duration_seconds = t1 - t0;
   if (env.own_io_stall) {
     if (auto it = result.pressure_delta_us.find("io_some"); it != result.pressure_delta_us.end()) {
@@ -118,7 +117,8 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
     }
   }
   if (result.outcome == Outcome::kOk && result.error.empty() == false) result.error.clear();
-  // Only the probe thread's CPU is measured: with `readers:` the other readers' is not in it.
+  // cpu_*_seconds are the probe thread's only: with `readers:` the readers' CPU is in the time
+  // parts (readers[i].time_seconds), not here.
   if ((spec.kind == ProbeKind::kBuffered || spec.kind == ProbeKind::kDirect) && result.bytes > 0 &&
       result.readers.empty()) {
     result.extra["system_cpu_seconds_per_gib"] =

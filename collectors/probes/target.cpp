@@ -641,6 +641,8 @@ std::vector<MountEntry> ParseMountinfo(std::string_view text_in) {
     e.mount_point = DecodeMountField(f[4]);
     e.fstype = std::string(dash[1]);
     e.source = DecodeMountField(dash[2]);
+    e.root = DecodeMountField(f[3]);
+    if (dash + 3 < f.end()) e.super_options = std::string(dash[3]);
     out.push_back(std::move(e));
   }
   return out;

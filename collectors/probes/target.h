@@ -127,6 +127,8 @@ struct MountEntry {
   std::string mount_point;  // \040-style escapes decoded
   std::string fstype;
   std::string source;
+  std::string root;           // the directory of the filesystem mounted here ("/" usually)
+  std::string super_options;  // "rw,cpu" (cgroup v1 controllers are listed here)
 };
 std::vector<MountEntry> ParseMountinfo(std::string_view text);
 

@@ -24,7 +24,11 @@ std::vector<std::string_view> Words(std::string_view line) {
 }  // namespace
 
 double TimeParts::Sum() const {
-  return user_cpu + kernel_cpu + runqueue_wait.value_or(0) + device_wait.value_or(0) + other;
+  double sum = 0;
+  for (const auto& f : TimePartFields()) {
+    if (f.role == TimePartRole::kSum) sum += f.Get(*this).value_or(0);
+  }
+  return sum;
 }
 
 std::optional<SchedStat> ParseSchedStat(std::string_view text) {
@@ -37,38 +41,85 @@ std::optional<SchedStat> ParseSchedStat(std::string_view text) {
   return SchedStat{*on_cpu, *runqueue};
 }
 
-std::map<std::string, std::uint64_t> ParseDiskIoTicks(std::string_view text) {
-  std::map<std::string, std::uint64_t> out;
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    const auto line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    const auto words = Words(line);
-    // major minor name reads merged sectors ms writes merged sectors ms in_flight io_ticks ...
-    if (words.size() < 13) continue;
-    if (auto ticks = text::ParseU64(words[12])) out[std::string(words[2])] = *ticks;
-  }
-  return out;
-}
-
 TimeParts ComputeTimeParts(const TimePartsInput& in) {
   TimeParts p;
   p.wall = std::max(0.0, in.wall_seconds);
+  const double accounted = std::max(0.0, in.accounted_seconds.value_or(in.wall_seconds));
   const double rusage_sum = in.rusage_user_seconds + in.rusage_system_seconds;
   const double on_cpu = std::max(0.0, in.on_cpu_seconds.value_or(rusage_sum));
   const double user_share = rusage_sum > 0 ? in.rusage_user_seconds / rusage_sum : 0.0;
   p.user_cpu = on_cpu * user_share;
   p.kernel_cpu = on_cpu - p.user_cpu;
   if (in.runqueue_wait_seconds) p.runqueue_wait = std::max(0.0, *in.runqueue_wait_seconds);
-  const double off_cpu = std::max(0.0, p.wall - on_cpu - p.runqueue_wait.value_or(0));
-  if (in.device_busy_seconds) {
-    p.device_busy = std::max(0.0, *in.device_busy_seconds);
+  const double off_cpu = std::max(0.0, accounted - on_cpu - p.runqueue_wait.value_or(0));
+  if (in.device_busy_seconds) p.device_busy = std::max(0.0, *in.device_busy_seconds);
+  auto non_negative = [](const std::optional<double>& v) -> std::optional<double> {
+    if (!v) return std::nullopt;
+    return std::max(0.0, *v);
+  };
+  p.blkio_delay = non_negative(in.blkio_delay_seconds);
+  if (p.blkio_delay) {
+    p.device_wait = std::min(*p.blkio_delay, off_cpu);
+  } else if (p.device_busy) {
     p.device_wait = std::min(*p.device_busy, off_cpu);
   }
   p.other = off_cpu - p.device_wait.value_or(0);
   p.psi_io_stall = in.psi_io_some_seconds;
   p.psi_memory_stall = in.psi_memory_some_seconds;
+  p.swapin_delay = non_negative(in.swapin_delay_seconds);
+  p.reclaim_delay = non_negative(in.reclaim_delay_seconds);
+  p.thrashing_delay = non_negative(in.thrashing_delay_seconds);
+  p.compaction_delay = non_negative(in.compaction_delay_seconds);
+  p.irq_delay = non_negative(in.irq_delay_seconds);
+  p.cpu_throttled = non_negative(in.cpu_throttled_seconds);
+  p.cgroup_memory_stall = non_negative(in.cgroup_memory_stall_seconds);
+  p.memory_high_events = non_negative(in.memory_high_events);
+  p.page_reported_bytes = non_negative(in.page_reported_bytes);
+  if (in.device_bytes && in.own_read_bytes && *in.device_bytes > 0) {
+    p.device_others_share = std::clamp(1.0 - *in.own_read_bytes / *in.device_bytes, 0.0, 1.0);
+  }
   return p;
+}
+
+std::optional<double> TimePartField::Get(const TimeParts& tp) const {
+  if (plain) return tp.*plain;
+  return tp.*optional;
+}
+
+void TimePartField::Set(TimeParts& tp, std::optional<double> value) const {
+  if (plain) {
+    tp.*plain = value.value_or(0);
+  } else {
+    tp.*optional = value;
+  }
+}
+
+const std::vector<TimePartField>& TimePartFields() {
+  using R = TimePartRole;
+  using T = TimeParts;
+  static const std::vector<TimePartField> kFields = {
+      {"wall", R::kWall, &T::wall, nullptr},
+      {"user_cpu", R::kSum, &T::user_cpu, nullptr},
+      {"kernel_cpu", R::kSum, &T::kernel_cpu, nullptr},
+      {"runqueue_wait", R::kSum, nullptr, &T::runqueue_wait},
+      {"device_wait", R::kSum, nullptr, &T::device_wait},
+      {"other", R::kSum, &T::other, nullptr},
+      {"device_busy", R::kOverlap, nullptr, &T::device_busy},
+      {"psi_io_stall", R::kOverlap, nullptr, &T::psi_io_stall},
+      {"psi_memory_stall", R::kOverlap, nullptr, &T::psi_memory_stall},
+      {"blkio_delay", R::kOverlap, nullptr, &T::blkio_delay},
+      {"swapin_delay", R::kOverlap, nullptr, &T::swapin_delay},
+      {"reclaim_delay", R::kOverlap, nullptr, &T::reclaim_delay},
+      {"thrashing_delay", R::kOverlap, nullptr, &T::thrashing_delay},
+      {"compaction_delay", R::kOverlap, nullptr, &T::compaction_delay},
+      {"irq_delay", R::kOverlap, nullptr, &T::irq_delay},
+      {"cpu_throttled", R::kOverlap, nullptr, &T::cpu_throttled},
+      {"cgroup_memory_stall", R::kOverlap, nullptr, &T::cgroup_memory_stall},
+      {"device_others_share", R::kShare, nullptr, &T::device_others_share},
+      {"page_reported_bytes", R::kBytes, nullptr, &T::page_reported_bytes},
+      {"memory_high_events", R::kCount, nullptr, &T::memory_high_events},
+  };
+  return kFields;
 }
 
 }  // namespace iodrift::probes

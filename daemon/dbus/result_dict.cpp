@@ -175,15 +175,8 @@ probes::ProbeResult FromDict(const Dict& d) {
   }
   if (auto v = Get<Dict>(d, "time_seconds")) {
     probes::TimeParts tp;
-    tp.wall = Get<double>(*v, "wall").value_or(0);
-    tp.user_cpu = Get<double>(*v, "user_cpu").value_or(0);
-    tp.kernel_cpu = Get<double>(*v, "kernel_cpu").value_or(0);
-    tp.runqueue_wait = Get<double>(*v, "runqueue_wait");
-    tp.device_wait = Get<double>(*v, "device_wait");
-    tp.other = Get<double>(*v, "other").value_or(0);
-    tp.device_busy = Get<double>(*v, "device_busy");
-    tp.psi_io_stall = Get<double>(*v, "psi_io_stall");
-    tp.psi_memory_stall = Get<double>(*v, "psi_memory_stall");
+    for (const probes::TimePartField& f : probes::TimePartFields())
+      f.Set(tp, Get<double>(*v, std::string(f.name)));
     r.time_seconds = tp;
   }
   if (auto v = Get<Dict>(d, "readers")) {

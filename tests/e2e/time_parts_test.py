@@ -4,8 +4,9 @@
 `iodriftd --once --json` runs one probe of each kind on a loop device (raw, and ext4 on a second
 one for file/directory kinds) and:
   1. every result has `time_seconds` whose parts (user_cpu + kernel_cpu + runqueue_wait +
-     device_wait + other) add up to the run's duration_seconds within 10 %; run-queue wait is
-     known (schedstat) and the loop device's busy time is known for the kinds that read it;
+     device_wait + other) add up to its `wall` (the timed read only, no longer than the run's
+     duration_seconds) within 10 %; run-queue wait is known (schedstat) and the loop device's
+     busy time is known for the kinds that read it;
   2. a slower device moves the right part: the direct probe on the raw loop device, run again
      inside a block read throttle (cgroup io.max / blkio), spends >= 3x the off-CPU wait per GiB,
      and the wait grew >= 10x more per GiB than the kernel CPU.
@@ -74,7 +75,10 @@ with Scratch("timeparts") as scratch:
         if not t:
             fail(f"{p['name']}: no time_seconds in {r}")
         total = sum(t[k] or 0 for k in PARTS)
-        wall = r["duration_seconds"]
+        wall = t["wall"]
+        if not 0 < wall <= r["duration_seconds"]:
+            fail(f"{p['name']}: timed-read wall {wall}s outside (0, duration "
+                 f"{r['duration_seconds']}s]")
         print(f"{p['name']:<11} wall {wall:.4f}s parts " +
               " ".join(f"{k}={t[k]}" for k in PARTS + ("device_busy", "psi_io_stall")))
         if abs(total - wall) > 0.1 * wall:

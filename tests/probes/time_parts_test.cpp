@@ -3,6 +3,8 @@
 #include "collectors/probes/time_parts.h"
 
 #include <cmath>
+#include <optional>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -16,17 +18,6 @@ TEST(TimeParts, ParsesSchedStat) {
   EXPECT_EQ(s->runqueue_ns, 103987985u);
   EXPECT_FALSE(ParseSchedStat(""));
   EXPECT_FALSE(ParseSchedStat("12 x 3"));
-}
-
-TEST(TimeParts, ParsesDiskstatsIoTicks) {
-  const char* text =
-      "   7       0 loop0 2048 0 262144 1234 0 0 0 0 0 1500 1234 0 0 0 0 0 0\n"
-      " 253       0 vda 90210 1200 8000000 40000 5000 100 90000 3000 0 52000 43000\n"
-      "   1 2 short 3\n";
-  auto ticks = ParseDiskIoTicks(text);
-  ASSERT_EQ(ticks.size(), 2u);
-  EXPECT_EQ(ticks.at("loop0"), 1500u);
-  EXPECT_EQ(ticks.at("vda"), 52000u);
 }
 
 TEST(TimeParts, SplitsOnCpuTimeByTheRusageShares) {
@@ -46,6 +37,53 @@ TEST(TimeParts, SplitsOnCpuTimeByTheRusageShares) {
   EXPECT_NEAR(p.Sum(), 1.0, 1e-9);
 }
 
+TEST(TimeParts, BlkioDelayIsTheDeviceWaitWhenKnown) {
+  TimePartsInput in;
+  in.wall_seconds = 1.0;
+  in.rusage_system_seconds = 0.2;
+  in.on_cpu_seconds = 0.2;
+  in.runqueue_wait_seconds = 0.1;
+  in.device_busy_seconds = 0.9;  // the device was busy, mostly for someone else
+  in.blkio_delay_seconds = 0.3;  // the readers waited for block I/O this long
+  in.device_bytes = 4.0e6;
+  in.own_read_bytes = 1.0e6;
+  const TimeParts p = ComputeTimeParts(in);
+  EXPECT_NEAR(*p.device_wait, 0.3, 1e-9);
+  EXPECT_NEAR(p.other, 0.4, 1e-9);
+  EXPECT_NEAR(*p.device_others_share, 0.75, 1e-9);
+  EXPECT_NEAR(p.Sum(), 1.0, 1e-9);
+}
+
+TEST(TimeParts, OffCpuTimeComesFromTheAccountedSpansNotTheWall) {
+  // Three readers' accounting over 0.75 s of the 1 s their reads took: the parts miss 25 %.
+  TimePartsInput in;
+  in.wall_seconds = 1.0;
+  in.accounted_seconds = 0.75;
+  in.on_cpu_seconds = 0.25;
+  in.rusage_system_seconds = 0.25;
+  in.runqueue_wait_seconds = 0.0;
+  const TimeParts p = ComputeTimeParts(in);
+  EXPECT_NEAR(p.Sum(), 0.75, 1e-9);
+  EXPECT_NEAR(p.wall, 1.0, 1e-9);
+}
+
+TEST(TimeParts, EveryFieldIsListedOnceAndOnlyTheSumPartsAddUp) {
+  TimeParts tp;
+  std::set<std::string_view> names;
+  double v = 1;
+  for (const auto& f : TimePartFields()) {
+    EXPECT_TRUE(names.insert(f.name).second) << f.name;
+    EXPECT_NE(f.plain == nullptr, f.optional == nullptr) << f.name;
+    f.Set(tp, v);
+    EXPECT_EQ(*f.Get(tp), v) << f.name;
+    v *= 2;
+  }
+  EXPECT_EQ(names.size(), 20u);
+  // user_cpu 2 + kernel_cpu 4 + runqueue_wait 8 + device_wait 16 + other 32
+  EXPECT_EQ(tp.Sum(), 62);
+  EXPECT_EQ(TimePartFields().front().name, "wall");
+}
+
 TEST(TimeParts, WithoutSchedstatOrDeviceTheRestIsOther) {
   TimePartsInput in;
   in.wall_seconds = 0.5;
@@ -62,10 +100,27 @@ TEST(TimeParts, WithoutSchedstatOrDeviceTheRestIsOther) {
 // Runs recorded with `iodriftd --once --json` on this machine class (2 vCPU VM, loop device on
 // virtio; docs/reading-drift.md "Reading a slowdown"): the raw deltas RunContext measured, one per
 // kind. The parts must add up to the wall time within 10 %.
+struct RecordedInput {
+  double wall, user, system;
+  std::optional<double> on_cpu, runqueue, device_busy, psi_io, psi_memory;
+};
 struct Recorded {
   const char* kind;
-  TimePartsInput in;
+  RecordedInput raw;
 };
+
+TimePartsInput Input(const RecordedInput& r) {
+  TimePartsInput in;
+  in.wall_seconds = r.wall;
+  in.rusage_user_seconds = r.user;
+  in.rusage_system_seconds = r.system;
+  in.on_cpu_seconds = r.on_cpu;
+  in.runqueue_wait_seconds = r.runqueue;
+  in.device_busy_seconds = r.device_busy;
+  in.psi_io_some_seconds = r.psi_io;
+  in.psi_memory_some_seconds = r.psi_memory;
+  return in;
+}
 
 TEST(TimeParts, RecordedRunsAddUpToWallWithinTenPercent) {
   // wall, rusage user, rusage system, schedstat on-CPU, run-queue, device busy, PSI io, PSI mem
@@ -73,7 +128,12 @@ TEST(TimeParts, RecordedRunsAddUpToWallWithinTenPercent) {
 #include "tests/probes/time_parts_recorded.inc"
   };
   ASSERT_GE(std::size(runs), 6u);
-  for (const auto& r : runs) {
+  for (const auto& rec : runs) {
+    const TimePartsInput in = Input(rec.raw);
+    const struct {
+      const char* kind;
+      const TimePartsInput& in;
+    } r{rec.kind, in};
     const TimeParts p = ComputeTimeParts(r.in);
     EXPECT_NEAR(p.Sum(), r.in.wall_seconds, 0.1 * r.in.wall_seconds) << r.kind;
     EXPECT_GE(p.other, 0) << r.kind;
