@@ -7,7 +7,9 @@
 //                "figure": N|null, "figure_unit": "bytes/s"|"ops/s", "baseline": N|null,
 //                "ratio": N|null, "worst_ratio": N|null, "uptime_at_worst": N|null,
 //                "baseline_runs_needed": N, "baseline_runs_counted": N,
-//                "verdict": "device"|"memory_management"|"cpu_contention"|"undetermined",
+//                "verdict": "device"|"device_busy"|"memory_reclaim"|"memory_compaction"|
+//                           "page_allocation"|"hypervisor_reclaim"|"cpu_contention"|
+//                           "remote_filesystem"|"undetermined" (verdict.h AllCauses),
 //                "verdict_text": "Verdict: …" (collectors/analysis/verdict.h),
 //                "explain": "<the iodriftctl explain text>",
 //                "runs": {"ok": N, "error": N, "timeout": N, "skipped": N},

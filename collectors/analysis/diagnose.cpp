@@ -251,20 +251,24 @@ std::string VerdictNote(const DiagnoseReport& report,
   const std::string& v = report.verdict;
   if (v.empty()) return "";
   const bool helped = report.outcome == "recovered" || report.outcome == "improved";
-  if (v == "memory_management") {
-    if (helped) return "agrees with the verdict (memory_management)";
+  // The memory causes (verdict.h), and the coarse one older daemons recorded.
+  const bool memory = v == "memory_reclaim" || v == "memory_compaction" || v == "page_allocation" ||
+                      v == "hypervisor_reclaim" || v == "memory_management";
+  if (memory) {
+    if (helped) return "agrees with the verdict (" + v + ")";
     if (!root_skipped.empty()) {
-      return "differs from the verdict (memory_management): the steps that need root (" +
+      return "differs from the verdict (" + v + "): the steps that need root (" +
              Join(root_skipped) + ") were not run; run iodriftctl diagnose as root";
     }
-    return "differs from the verdict (memory_management): the verdict read the last scheduled "
-           "run's time parts; no step here reset what made the kernel busy (or the state changed "
-           "since that run: see the control)";
+    return "differs from the verdict (" + v +
+           "): the verdict read the last scheduled run's time parts; no step here reset what "
+           "made the kernel busy (or the state changed since that run: see the control)";
   }
-  if (v == "device") {
-    if (!helped) return "agrees with the verdict (device)";
-    return "differs from the verdict (device): a memory step restored the figure, so the time "
-           "the verdict counted as device wait depended on memory state";
+  if (v == "device" || v == "device_busy") {
+    if (!helped) return "agrees with the verdict (" + v + ")";
+    return "differs from the verdict (" + v +
+           "): a memory step restored the figure, so the time the verdict counted as device wait "
+           "depended on memory state";
   }
   return "verdict: " + v;
 }

@@ -152,7 +152,7 @@ std::optional<std::uint64_t> ParseMemoryLimit(const std::string& text);
 
 // Sets outcome/recovered_by and text from the steps, e.g. "recovered by warming free memory:
 // ratio 0.31 → 0.97 (control 0.29–0.33); dropping caches did not help; direct unchanged;
-// agrees with the verdict (memory_management)".
+// agrees with the verdict (page_allocation)".
 void Conclude(DiagnoseReport& report);
 
 // The multi-line text `iodriftctl diagnose` prints: the answer, then one line per step.

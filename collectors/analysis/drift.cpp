@@ -26,7 +26,19 @@ constexpr std::array<std::string_view, kDriftFeatureCount> kFeatureNames = {
     "device_busy_seconds_per_gib",
     "kernel_cpu_ratio",
     "wait_ratio",
-    "runqueue_wait_ratio"};
+    "runqueue_wait_ratio",
+    "blkio_delay_ratio",
+    "reclaim_delay_ratio",
+    "compaction_delay_ratio",
+    "swapin_delay_ratio",
+    "thrashing_delay_ratio",
+    "cpu_throttled_ratio",
+    "cgroup_memory_stall_ratio",
+    "device_others_ratio",
+    "page_reported_bytes",
+    "memory_high_events",
+    "direct_reclaim_stalls",
+    "compaction_stalls"};
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -39,6 +51,16 @@ double StallRatio(const ProbeResult& r, const char* key) {
   auto it = r.pressure_delta_us.find(key);
   if (it == r.pressure_delta_us.end() || r.duration_seconds <= 0) return kNaN;
   return static_cast<double>(it->second) / 1e6 / r.duration_seconds;
+}
+
+// Sum of the vmstat deltas whose name starts with `prefix`; nullopt when there is none (a kernel
+// without the counter: unknown, not 0).
+std::optional<double> VmstatSum(const ProbeResult& r, std::string_view prefix) {
+  std::optional<double> sum;
+  for (const auto& [name, delta] : r.vmstat_delta) {
+    if (name.starts_with(prefix)) sum = sum.value_or(0) + static_cast<double>(delta);
+  }
+  return sum;
 }
 
 }  // namespace
@@ -111,6 +133,10 @@ DriftFeatures ExtractDriftFeatures(const ProbeResult& r) {
     }
   }
   if (any_reclaim) set(DriftFeature::kReclaim, reclaim);
+  if (auto stalls = VmstatSum(r, "allocstall")) set(DriftFeature::kDirectReclaimStalls, *stalls);
+  if (auto it = r.vmstat_delta.find("compact_stall"); it != r.vmstat_delta.end()) {
+    set(DriftFeature::kCompactionStalls, static_cast<double>(it->second));
+  }
   if (auto it = r.dentry_state.find("negative"); it != r.dentry_state.end()) {
     set(DriftFeature::kDentriesNegative, static_cast<double>(it->second));
   }
@@ -124,7 +150,23 @@ DriftFeatures ExtractDriftFeatures(const ProbeResult& r) {
       set(DriftFeature::kKernelCpuRatio, tp->kernel_cpu / tp->wall);
       set(DriftFeature::kWaitRatio, (tp->device_wait.value_or(0) + tp->other) / tp->wall);
       if (tp->runqueue_wait) set(DriftFeature::kRunqueueWaitRatio, *tp->runqueue_wait / tp->wall);
+      auto ratio = [&](DriftFeature which, const std::optional<double>& v, double per = 1) {
+        if (v) set(which, *v * per / tp->wall);
+      };
+      ratio(DriftFeature::kBlkioDelayRatio, tp->blkio_delay);
+      ratio(DriftFeature::kReclaimDelayRatio, tp->reclaim_delay);
+      ratio(DriftFeature::kCompactionDelayRatio, tp->compaction_delay);
+      ratio(DriftFeature::kSwapinDelayRatio, tp->swapin_delay);
+      ratio(DriftFeature::kThrashingDelayRatio, tp->thrashing_delay);
+      // Whole-cgroup wall time during the step, against the readers' summed wall time: each of
+      // the step's readers lost it (one step's wall = wall / readers).
+      const double readers = r.readers.empty() ? 1.0 : std::max(1u, r.readers.front().readers);
+      ratio(DriftFeature::kCpuThrottledRatio, tp->cpu_throttled, readers);
+      ratio(DriftFeature::kCgroupMemoryStallRatio, tp->cgroup_memory_stall, readers);
     }
+    if (tp->device_others_share) set(DriftFeature::kDeviceOthersRatio, *tp->device_others_share);
+    if (tp->page_reported_bytes) set(DriftFeature::kPageReported, *tp->page_reported_bytes);
+    if (tp->memory_high_events) set(DriftFeature::kMemoryHighEvents, *tp->memory_high_events);
   }
   return f;
 }

@@ -27,8 +27,25 @@
 //   kernel_cpu_ratio        time part kernel_cpu / wall (every kind)
 //   wait_ratio              (device_wait + other) / wall: off-CPU and not runnable (every kind)
 //   runqueue_wait_ratio     runqueue_wait / wall (every kind)
-// The last five are the run's time parts: their medians over the baseline runs
-// (ProbeState::baseline_features) are the baseline parts the verdict (verdict.h) compares with.
+// The kernel's reasons for the readers' waits, each / wall (time_parts.h; NaN where the machine
+// could not measure them, e.g. kernel.task_delayacct=0):
+//   blkio_delay_ratio       delay accounting: waiting for block I/O
+//   reclaim_delay_ratio     delay accounting: direct reclaim (global or a memory cgroup's)
+//   compaction_delay_ratio  delay accounting: direct compaction
+//   swapin_delay_ratio      delay accounting: waiting for swap-in
+//   thrashing_delay_ratio   delay accounting: waiting on refaults of recently evicted pages
+//   cpu_throttled_ratio     the daemon's cgroup CPU quota throttling / the step's wall time
+//   cgroup_memory_stall_ratio  the daemon's cgroup memory.pressure "some" / the step's wall time
+// Evidence in other units:
+//   device_others_ratio     share of the device's bytes during the step that were not the
+//                           readers' (time_parts.h device_others_share)
+//   page_reported_bytes     free memory handed back to the hypervisor during the step
+//   memory_high_events      the daemon's cgroup memory.events "high" delta
+//   direct_reclaim_stalls   sum of the allocstall_* deltas over the run (global direct reclaim;
+//                           a memory cgroup's reclaim is not counted there)
+//   compaction_stalls       compact_stall delta over the run
+// The time parts and the reasons are the run's: their medians over the baseline runs
+// (ProbeState::baseline_features) are the baseline the verdict (verdict.h) compares with.
 //
 // Thread-safety: pure functions and plain values.
 #pragma once
@@ -71,8 +88,20 @@ enum class DriftFeature {
   kKernelCpuRatio,
   kWaitRatio,
   kRunqueueWaitRatio,
+  kBlkioDelayRatio,
+  kReclaimDelayRatio,
+  kCompactionDelayRatio,
+  kSwapinDelayRatio,
+  kThrashingDelayRatio,
+  kCpuThrottledRatio,
+  kCgroupMemoryStallRatio,
+  kDeviceOthersRatio,
+  kPageReported,
+  kMemoryHighEvents,
+  kDirectReclaimStalls,
+  kCompactionStalls,
 };
-inline constexpr std::size_t kDriftFeatureCount = 16;
+inline constexpr std::size_t kDriftFeatureCount = 28;
 
 // Results kept per probe for the correlation (the `window` in the metric's HELP).
 inline constexpr std::size_t kDriftWindowSize = 64;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 
 namespace iodrift::analysis {
 
@@ -11,18 +12,75 @@ namespace {
 
 constexpr double kGiB = 1ull << 30;
 
+// The three parts of the sum the verdict compares; `cause` marks which branch of rule 4 a part
+// leads to (kernel CPU: the memory causes, off-CPU: device and the other waits).
 struct Part {
   Cause cause;
   DriftFeature feature;
   const char* label;
 };
 constexpr Part kParts[] = {
-    {Cause::kMemoryManagement, DriftFeature::kKernelCpuRatio, "kernel CPU"},
+    {Cause::kPageAllocation, DriftFeature::kKernelCpuRatio, "kernel CPU"},
     {Cause::kDevice, DriftFeature::kWaitRatio, "off-CPU wait"},
     {Cause::kCpuContention, DriftFeature::kRunqueueWaitRatio, "run-queue wait"},
 };
 
 double At(const DriftFeatures& f, DriftFeature which) { return f[static_cast<std::size_t>(which)]; }
+
+// One piece of evidence per unit of work (seconds per GiB or per op), now and at baseline.
+struct Evidence {
+  const char* label = "";
+  bool known = false;
+  double now = 0;
+  double base = 0;
+  double Added() const { return now - base; }
+};
+
+struct PartEvidence {
+  Cause cause;
+  Evidence evidence;
+};
+
+// Shares of wall time → time per unit; the carry test (verdict.h).
+struct PerUnit {
+  double scale;
+  double figure;
+  double baseline;
+
+  double Added() const { return scale * (1 / figure - 1 / baseline); }
+
+  // The sum of `features` (shares of wall time), known when the first is known now and at
+  // baseline; the others are added where they are known (a kernel that accounts reclaim but not
+  // thrashing).
+  Evidence Of(const VerdictInput& in, std::initializer_list<DriftFeature> features,
+              const char* label) const {
+    Evidence e{label, true, 0, 0};
+    for (DriftFeature f : features) {
+      const double now = At(in.now, f);
+      const double base = At(in.base, f);
+      if (!std::isfinite(now) || !std::isfinite(base)) {
+        if (f == *features.begin()) return Evidence{label};
+        continue;
+      }
+      e.now += scale * now / figure;
+      e.base += scale * base / baseline;
+    }
+    return e;
+  }
+
+  // Carried >= kShareOfAdded of the added time, grew >= kPartGrowth x, and >= kOutgrowRest x as
+  // much as the rest of the time per unit: when every part grows alike (a proportional slowdown)
+  // the biggest part carries most of the added time without being its cause.
+  bool Carries(const Evidence& e) const {
+    const double added = Added();
+    if (!e.known || added <= 0 || e.Added() < kShareOfAdded * added) return false;
+    if (!(e.now > e.base && e.now >= kPartGrowth * e.base)) return false;
+    const double rest_now = scale / figure - e.now;
+    const double rest_base = scale / baseline - e.base;
+    const double rest_growth = rest_base > 0 && rest_now > 0 ? rest_now / rest_base : 1.0;
+    return e.base <= 0 || e.now / e.base >= kOutgrowRest * rest_growth;
+  }
+};
 
 std::string Verdictline(Cause cause, const std::string& figures) {
   return "Verdict: " + std::string(CauseName(cause)) + ": " + figures;
@@ -50,8 +108,6 @@ std::string_view CauseName(Cause cause) {
       return "page_allocation";
     case Cause::kHypervisorReclaim:
       return "hypervisor_reclaim";
-    case Cause::kMemoryManagement:
-      return "memory_management";
     case Cause::kCpuContention:
       return "cpu_contention";
     case Cause::kRemoteFilesystem:
@@ -63,11 +119,10 @@ std::string_view CauseName(Cause cause) {
 }
 
 const std::vector<Cause>& AllCauses() {
-  static const std::vector<Cause> all = {Cause::kDevice,           Cause::kDeviceBusy,
-                                         Cause::kMemoryReclaim,    Cause::kMemoryCompaction,
-                                         Cause::kPageAllocation,   Cause::kHypervisorReclaim,
-                                         Cause::kMemoryManagement, Cause::kCpuContention,
-                                         Cause::kRemoteFilesystem, Cause::kUndetermined};
+  static const std::vector<Cause> all = {
+      Cause::kDevice,           Cause::kDeviceBusy,       Cause::kMemoryReclaim,
+      Cause::kMemoryCompaction, Cause::kPageAllocation,   Cause::kHypervisorReclaim,
+      Cause::kCpuContention,    Cause::kRemoteFilesystem, Cause::kUndetermined};
   return all;
 }
 
@@ -89,8 +144,7 @@ Verdict DecideVerdict(const VerdictInput& in) {
     return undetermined("no slowdown: the last run is at " + Percent(ratio) + " of baseline");
   }
   const bool throughput = IsThroughputKind(in.kind);
-  // Seconds per unit from a share of wall time; shown in s/GiB or ms/op.
-  const double scale = throughput ? kGiB : 1.0;
+  const PerUnit u{throughput ? kGiB : 1.0, *in.figure, *in.baseline};
   const char* unit = throughput ? "s/GiB" : "ms/op";
   const double show = throughput ? 1.0 : 1e3;
   auto fmt = [&](double seconds_per_unit) {
@@ -98,38 +152,63 @@ Verdict DecideVerdict(const VerdictInput& in) {
     std::snprintf(buf, sizeof buf, "%.3g", seconds_per_unit * show);
     return std::string(buf);
   };
-  const double added = scale * (1 / *in.figure - 1 / *in.baseline);
-  struct Moved {
-    const Part* part;
-    double now;
-    double base;
-  };
-  std::vector<Moved> moved;
+  const double added = u.Added();
+  std::vector<PartEvidence> parts;
   for (const Part& p : kParts) {
-    const double now_share = At(in.now, p.feature);
-    const double base_share = At(in.base, p.feature);
-    if (!std::isfinite(now_share) || !std::isfinite(base_share)) continue;
-    moved.push_back({&p, scale * now_share / *in.figure, scale * base_share / *in.baseline});
+    Evidence e = u.Of(in, {p.feature}, p.label);
+    if (e.known) parts.push_back({p.cause, e});
   }
-  if (moved.size() < 2) {
+  if (parts.size() < 2) {
     return undetermined("the figure is at " + Percent(ratio) +
                         " of baseline, but the time parts of the last run or of the baseline "
                         "runs are unknown");
   }
-  const Moved* top = &moved[0];
-  for (const auto& m : moved) {
-    if (m.now - m.base > top->now - top->base) top = &m;
-  }
   std::string figures;
-  for (const auto& m : moved) {
+  auto add_figure = [&](const Evidence& e) {
+    if (!e.known) return;
     if (!figures.empty()) figures += "; ";
-    figures += std::string(m.part->label) + " " + fmt(m.now) + " " + unit + " now vs " +
-               fmt(m.base) + " at baseline";
-  }
+    figures += std::string(e.label) + " " + fmt(e.now) + " " + unit + " now vs " + fmt(e.base) +
+               " at baseline";
+  };
+  for (const auto& p : parts) add_figure(p.evidence);
   const double dev_now = At(in.now, DriftFeature::kDeviceBusyPerGib);
   const double dev_base = At(in.base, DriftFeature::kDeviceBusyPerGib);
   if (throughput && std::isfinite(dev_now) && std::isfinite(dev_base)) {
     figures += "; device busy " + fmt(dev_now) + " vs " + fmt(dev_base) + " s/GiB";
+  }
+  // The kernel's reasons (overlapping the parts).
+  const Evidence memory_wait =
+      u.Of(in,
+           {DriftFeature::kReclaimDelayRatio, DriftFeature::kThrashingDelayRatio,
+            DriftFeature::kSwapinDelayRatio},
+           "reclaim delay");
+  const Evidence compaction = u.Of(in, {DriftFeature::kCompactionDelayRatio}, "compaction delay");
+  const Evidence blkio = u.Of(in, {DriftFeature::kBlkioDelayRatio}, "block I/O wait");
+  const Evidence throttled =
+      u.Of(in, {DriftFeature::kCpuThrottledRatio}, "cgroup CPU quota throttling");
+  const Evidence cgroup_memory =
+      u.Of(in, {DriftFeature::kCgroupMemoryStallRatio}, "cgroup memory stall");
+  add_figure(blkio);
+  for (const Evidence* e : {&memory_wait, &compaction, &throttled, &cgroup_memory}) {
+    if (e->now > 0 || e->base > 0) add_figure(*e);  // the reasons that took part
+  }
+  const double others = At(in.now, DriftFeature::kDeviceOthersRatio);
+  if (std::isfinite(others)) figures += "; others' share of the device " + Percent(others);
+  const double reclaim_stalls = At(in.now, DriftFeature::kDirectReclaimStalls);
+  const double compaction_stalls = At(in.now, DriftFeature::kCompactionStalls);
+  const bool delayacct = memory_wait.known && compaction.known && blkio.known;
+  if (!delayacct && std::isfinite(reclaim_stalls) && std::isfinite(compaction_stalls)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; direct reclaim stalls %.0f, compaction stalls %.0f",
+                  reclaim_stalls, compaction_stalls);
+    figures += buf;
+  }
+  const double reported = At(in.now, DriftFeature::kPageReported);
+  if (std::isfinite(reported) && reported > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "; free memory reported to the host %.0f MiB",
+                  reported / (1 << 20));
+    figures += buf;
   }
   std::string twin;
   if (in.twin_kind && in.twin_ratio) {
@@ -143,31 +222,155 @@ Verdict DecideVerdict(const VerdictInput& in) {
     twin = "; " + std::string(ProbeKindName(*in.twin_kind)) +
            " twin has no run from the same moment (its last run started " + when + ")";
   }
-  const double share = added > 0 ? (top->now - top->base) / added : 0;
-  const std::string head = "figure at " + Percent(ratio) + " of baseline, " + fmt(added) + " " +
-                           unit + " added, " + Percent(std::max(0.0, share)) + " of it " +
-                           top->part->label + "; ";
-  // The part must have grown, and faster than the rest of the time per unit: when every part
-  // grows alike (a proportional slowdown) the biggest part carries most of the added time without
-  // being its cause.
-  const double rest_now = scale / *in.figure - top->now;
-  const double rest_base = scale / *in.baseline - top->base;
-  const double rest_growth = rest_base > 0 && rest_now > 0 ? rest_now / rest_base : 1.0;
-  const bool grew = top->now >= kPartGrowth * top->base && top->now > top->base &&
-                    (top->base <= 0 || top->now / top->base >= kOutgrowRest * rest_growth);
-  if (share < kShareOfAdded || !grew) return undetermined(head + figures + twin);
-  if (top->part->cause == Cause::kDevice && in.kind == ProbeKind::kBuffered && in.twin_ratio &&
-      *in.twin_ratio >= kSlowdownRatio) {
-    return undetermined(head + figures + twin + " (direct reads did not slow: not the device)");
+  // "figure at 31 % of baseline, 2.1 s/GiB added, 88 % of it reclaim wait; <figures><twin>"
+  auto text = [&](const Evidence& e, const std::string& note) {
+    const double share = added > 0 ? (e.now - e.base) / added : 0;
+    return "figure at " + Percent(ratio) + " of baseline, " + fmt(added) + " " + unit + " added, " +
+           Percent(std::max(0.0, share)) + " of it " + e.label + "; " + figures + twin +
+           (note.empty() ? "" : " (" + note + ")");
+  };
+  auto named = [&](Cause cause, const Evidence& e, const std::string& note = "") {
+    return Verdict{cause, Verdictline(cause, text(e, note))};
+  };
+
+  // 3. Memory waits, in whatever part they were spent.
+  const bool reclaim_carries = u.Carries(memory_wait);
+  const bool compaction_carries = u.Carries(compaction);
+  if (reclaim_carries || compaction_carries) {
+    if (reclaim_carries && (!compaction_carries || memory_wait.Added() >= compaction.Added())) {
+      return named(Cause::kMemoryReclaim, memory_wait);
+    }
+    return named(Cause::kMemoryCompaction, compaction);
   }
-  if (top->part->cause == Cause::kDevice && in.kind == ProbeKind::kBuffered && in.twin_kind &&
-      in.twin_stale_offset_seconds) {
-    Verdict v = undetermined(head + figures + twin +
-                             " (without it, device and memory management cannot be told apart)");
-    v.wants_twin_run = true;
-    return v;
+
+  // 4. The part that added the most.
+  const PartEvidence* top = &parts[0];
+  for (const auto& p : parts) {
+    if (p.evidence.Added() > top->evidence.Added()) top = &p;
   }
-  return Verdict{top->part->cause, Verdictline(top->part->cause, head + figures + twin)};
+  const Evidence& part = top->evidence;
+  auto no_cause = [&](const std::string& note) { return undetermined(text(part, note)); };
+  if (!u.Carries(part)) return no_cause("");
+  if (top->cause == Cause::kCpuContention) return named(Cause::kCpuContention, part);
+
+  if (top->cause == Cause::kDevice) {  // off-CPU wait
+    const bool blkio_carries = u.Carries(blkio);
+    if (u.Carries(throttled) && !blkio_carries) return named(Cause::kCpuContention, throttled);
+    const double high_events = At(in.now, DriftFeature::kMemoryHighEvents);
+    if (std::isfinite(high_events) && high_events > 0 && u.Carries(cgroup_memory) &&
+        !blkio_carries) {
+      return named(Cause::kMemoryReclaim, cgroup_memory,
+                   "the daemon's cgroup is held at memory.high");
+    }
+    if (!in.remote) {
+      return no_cause("whether the target is on a remote filesystem is unknown");
+    }
+    if (*in.remote) return named(Cause::kRemoteFilesystem, part, "the target is remote");
+    // What is missing when block I/O wait is unknown.
+    const std::string no_blkio =
+        std::isfinite(At(in.now, DriftFeature::kBlkioDelayRatio))
+            ? "the baseline has no block I/O wait figure (formed without delay accounting)"
+            : "block I/O wait unknown (delay accounting off: set kernel.task_delayacct=1)";
+    Cause cause;
+    const Evidence* evidence = &blkio;
+    std::string note;
+    if (blkio.known) {
+      if (!blkio_carries) {
+        return no_cause(
+            "block I/O wait did not carry the off-CPU wait, and no other reason the "
+            "kernel accounts for did");
+      }
+      if (!std::isfinite(others)) {
+        return no_cause("whether the device was serving others' I/O is unknown");
+      }
+      if (others >= kOthersBusy) {
+        cause = Cause::kDeviceBusy;
+      } else if (others <= kOthersQuiet) {
+        cause = Cause::kDevice;
+      } else {
+        return no_cause("the device served our I/O and others' alike");
+      }
+    } else {
+      // The fallback: the off-CPU wait is the device's only when the device was not serving
+      // others and the system's io stall could hold the whole wait.
+      if (!std::isfinite(others)) {
+        return no_cause(no_blkio + " and whether the device served others unknown");
+      }
+      if (others > kOthersQuiet) {
+        return no_cause(
+            "others moved " + Percent(others) +
+            " of the device's bytes, and the wait cannot be put on block I/O: " + no_blkio);
+      }
+      const double psi_io = At(in.now, DriftFeature::kPsiIo);
+      const double wait_share = At(in.now, DriftFeature::kWaitRatio);
+      if (!std::isfinite(psi_io)) return no_cause(no_blkio + " and no PSI io");
+      if (psi_io < kIoCover * wait_share) {
+        return no_cause("the system's io stall covers only " +
+                        Percent(wait_share > 0 ? psi_io / wait_share : 0) +
+                        " of the off-CPU wait: not block I/O alone; " + no_blkio);
+      }
+      cause = Cause::kDevice;
+      evidence = &part;
+      note = no_blkio + ": the wait is taken as block I/O as the system's io stall covers it";
+    }
+    // 5, 6: the direct twin.
+    if (in.kind == ProbeKind::kBuffered && in.twin_ratio && *in.twin_ratio >= kSlowdownRatio) {
+      return undetermined(text(*evidence, "direct reads did not slow: not the device"));
+    }
+    if (in.kind == ProbeKind::kBuffered && in.twin_kind && in.twin_stale_offset_seconds) {
+      Verdict v =
+          undetermined(text(*evidence, "without it, the device and memory cannot be told apart"));
+      v.wants_twin_run = true;
+      return v;
+    }
+    return named(cause, *evidence, note);
+  }
+
+  // Kernel CPU.
+  const std::string kind(ProbeKindName(in.kind));
+  if (memory_wait.known && compaction.known) {
+    if (memory_wait.now + compaction.now >= kAbsent * added) {
+      return no_cause("reclaim and compaction waits took part but did not carry it");
+    }
+  } else {
+    if (!std::isfinite(reclaim_stalls) || !std::isfinite(compaction_stalls)) {
+      return no_cause(
+          "whether the readers reclaimed or compacted memory is unknown: delay "
+          "accounting off (set kernel.task_delayacct=1) and no allocstall or "
+          "compact_stall in /proc/vmstat");
+    }
+    const std::string off = "delay accounting off: counted from /proc/vmstat";
+    if (reclaim_stalls > 0 && compaction_stalls > 0) {
+      return no_cause(
+          "direct reclaim and compaction both stalled allocations during the run; "
+          "delay accounting off (set kernel.task_delayacct=1) cannot tell which");
+    }
+    if (reclaim_stalls > 0) return named(Cause::kMemoryReclaim, part, off);
+    if (compaction_stalls > 0) return named(Cause::kMemoryCompaction, part, off);
+    // Reclaim in a memory cgroup is not in allocstall: the memory stall must be small.
+    Evidence stall = cgroup_memory;
+    if (!stall.known) stall = u.Of(in, {DriftFeature::kPsiMemory}, "memory stall");
+    if (!stall.known) {
+      return no_cause(
+          "no memory stall figure to rule out reclaim in a memory cgroup; delay "
+          "accounting off: set kernel.task_delayacct=1");
+    }
+    if (stall.now >= kAbsent * added) {
+      return no_cause("memory stalled during the run (" + fmt(stall.now) + " " + unit +
+                      "), maybe reclaim in a memory cgroup; delay accounting off: set "
+                      "kernel.task_delayacct=1");
+    }
+  }
+  if (in.kind != ProbeKind::kBuffered) {
+    return no_cause("no reclaim or compaction, and a " + kind +
+                    " run allocates no page-cache pages: what the kernel did is unknown");
+  }
+  if (std::isfinite(reported) && reported > 0) {
+    return named(Cause::kHypervisorReclaim, part,
+                 "pages allocated from memory the host took back must be faulted in again");
+  }
+  return named(Cause::kPageAllocation, part,
+               std::isfinite(reported) ? "" : "free page reporting not seen on this machine");
 }
 
 const ProbeState* FindTwin(const ProbeSnapshot& all, const ProbeState& state) {
@@ -206,6 +409,12 @@ Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
     in.now = ExtractDriftFeatures(state.last);
   }
   in.base = state.baseline_features;
+  const auto& target = state.last.target_info;
+  if (target.remote == "1") {
+    in.remote = true;
+  } else if (target.remote == "0" || !target.device.empty()) {
+    in.remote = false;
+  }
   if (twin) {
     in.twin_kind = twin->spec.kind;
     if (twin->last.generation == twin->generation && Contemporaneous(state.last, twin->last)) {

@@ -1,32 +1,52 @@
 // The verdict: one line that names the cause of a slowdown from the run's time parts
-// (collectors/probes/time_parts.h) compared with the baseline runs' parts, and the buffered/direct
-// pair on the same target. It opens every explain text (explain.h) and is the `verdict` of
-// `iodriftctl explain --json`.
+// (collectors/probes/time_parts.h) and the kernel's reasons for the readers' waits, compared
+// with the baseline runs', and the buffered/direct pair on the same target. It opens every
+// explain text (explain.h) and is the `verdict` of `iodriftctl explain --json`.
 //
 // Work unit: a GiB for throughput kinds (seconds per GiB), an operation for random and metadata
 // (seconds per op; ms in the text). Time per unit = 1 / figure, and the time parts add up to the
 // wall time, so the time a slowdown added per unit (1/figure - 1/baseline) is the sum of what each
 // part added per unit: part share of wall / figure now, minus the baseline runs' median share /
-// baseline figure. The parts compared:
-//   kernel CPU      kernel_cpu_ratio     → memory_management (allocating and reclaiming pages)
-//   off-CPU wait    wait_ratio           → device (device_wait + other: waiting for I/O,
-//                                          including a throttle that holds requests back)
-//   run-queue wait  runqueue_wait_ratio  → cpu_contention
-// Rules, in order (thresholds kSlowdownRatio, kShareOfAdded, kPartGrowth, kOutgrowRest;
-// docs/reading-drift.md "Reading a slowdown" has the measurements behind them):
+// baseline figure. Every piece of evidence (a part, or an overlapping figure such as a delay) is
+// put per unit the same way. Evidence *carries* the slowdown when it added >= kShareOfAdded of
+// the added time, grew >= kPartGrowth x its baseline value per unit, and grew >= kOutgrowRest x
+// as much as the rest of the time per unit (a proportional slowdown carries nothing). Evidence
+// unknown now or at baseline carries nothing.
+//
+// Rules, in order (docs/reading-drift.md "Reading a slowdown" has the table and measurements):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
 //   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
-//   3. the part that added the most time per unit must carry >= kShareOfAdded of the added time
-//      and have grown >= kPartGrowth x its baseline value per unit and >= kOutgrowRest x as much
-//      as the rest of the time per unit (a proportional slowdown names no part), else
-//      undetermined;
-//   4. device on a buffered probe whose direct twin (same target) has a ratio and kept
-//      >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct reads.
-//      (A direct twin that fell as well is named in the text as the confirmation; a
-//      memory_management verdict names whether direct stayed unchanged.)
-//   5. device on a buffered probe whose direct twin exists but has no run from the same moment
-//      (Contemporaneous below) → undetermined, saying the twin's evidence is missing, with
-//      `wants_twin_run` set: the daemon then runs the twin at once (daemon/app.cpp), and the
+//   3. memory waits, whatever part they fell in: the readers' reclaim + thrashing + swap-in delay
+//      carries → memory_reclaim; compaction delay carries → memory_compaction;
+//   4. of the three parts kernel CPU, off-CPU wait (device_wait + other), run-queue wait, the one
+//      that added the most must carry, else undetermined with the figures. Then:
+//      run-queue wait → cpu_contention;
+//      off-CPU wait   → cpu_contention when the cgroup's CPU quota throttling carries and block
+//                       I/O wait does not; memory_reclaim when the cgroup hit memory.high
+//                       (memory_high_events > 0) and the cgroup's memory stall carries and block
+//                       I/O wait does not; on a remote target → remote_filesystem; on a local one
+//                       block I/O wait (blkio delay) must carry: the device's bytes during the
+//                       step were <= kOthersQuiet others' → device, >= kOthersBusy others' →
+//                       device_busy, between or unknown → undetermined. Without delay accounting
+//                       (the fallback): device only when others' share <= kOthersQuiet and the
+//                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
+//                       wait can be block I/O; else undetermined naming the missing evidence;
+//      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
+//                       added time rule them out; without it, no global direct reclaim or
+//                       compaction stall (vmstat allocstall_*, compact_stall) during the run and
+//                       the memory stall (the cgroup's, else PSI) < kAbsent of the added time:
+//                       then on a buffered probe page_allocation, or hypervisor_reclaim when the
+//                       guest handed free memory back to the host during the step (free page
+//                       reporting). Without delay accounting, a direct reclaim (compaction) stall
+//                       alone → memory_reclaim (memory_compaction); both → undetermined. Other
+//                       kinds allocate no page-cache pages → undetermined;
+//   5. device or device_busy on a buffered probe whose direct twin (same target) has a ratio and
+//      kept >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct
+//      reads. (A direct twin that fell as well is named in the text as the confirmation; a
+//      memory verdict names whether direct stayed unchanged.)
+//   6. device or device_busy on a buffered probe whose direct twin exists but has no run from the
+//      same moment (Contemporaneous below) → undetermined, saying the twin's evidence is missing,
+//      with `wants_twin_run` set: the daemon then runs the twin at once (daemon/app.cpp), and the
 //      verdict after that run is decided on evidence measured under the same conditions.
 //
 // The twin rule. A twin's run is evidence for a probe's run only when it was measured under the
@@ -57,6 +77,15 @@ inline constexpr double kShareOfAdded = 0.5;
 inline constexpr double kPartGrowth = 1.5;
 inline constexpr double kOutgrowRest = 1.25;
 inline constexpr double kTwinWindowSeconds = 30;
+// Others' share of the device's bytes during the step: at most kOthersQuiet, the device served
+// us; at least kOthersBusy, our requests queued behind others'; between, undetermined.
+inline constexpr double kOthersQuiet = 0.25;
+inline constexpr double kOthersBusy = 0.5;
+// Evidence whose time per unit now is below kAbsent x the added time is absent.
+inline constexpr double kAbsent = 0.2;
+// Without delay accounting, off-CPU wait counts as block I/O only when the system's PSI io stall
+// share of the run is at least kIoCover x the readers' off-CPU share.
+inline constexpr double kIoCover = 0.8;
 
 // The causes a verdict can name (iodrift_probe_verdict{cause}, JSON/D-Bus `cause`). Names are
 // lower-case words with '_'; docs/reading-drift.md lists the evidence each needs.
@@ -68,7 +97,6 @@ enum class Cause {
   kPageAllocation,     // "page_allocation": kernel CPU allocating and zeroing page-cache pages
   kHypervisorReclaim,  // "hypervisor_reclaim": page allocation from memory the host took back
                        //   (free page reporting / balloon)
-  kMemoryManagement,   // "memory_management": kernel CPU grew, no finer evidence (legacy)
   kCpuContention,      // "cpu_contention": run-queue wait, cgroup CPU quota throttling
   kRemoteFilesystem,   // "remote_filesystem": a network filesystem's server or network
   kUndetermined,       // "undetermined": no cause carries most of the added time
@@ -90,6 +118,8 @@ struct VerdictInput {
   // Set when the twin exists but its last run is not contemporaneous (twin_ratio is then unset):
   // the twin run's start minus this run's start, in seconds (negative: it ran before).
   std::optional<double> twin_stale_offset_seconds;
+  // Whether the target is on a remote filesystem (TargetInfo::remote); nullopt when unknown.
+  std::optional<bool> remote;
 };
 
 struct Verdict {

@@ -80,7 +80,7 @@ TEST(Diagnose, ANoisyButUnchangedFigureCreditsNoStep) {
 TEST(Diagnose, AStepThatClearsTheControlAndRestoresIsCredited) {
   DiagnoseReport r = WithControl({310, 290, 330});
   r.direct_twin = "d";
-  r.verdict = "memory_management";
+  r.verdict = "hypervisor_reclaim";
   AddStep(r, "drop_caches", {320, 300, 340});
   AddStep(r, "drop_slab", {300, 310, 305});
   AddStep(r, "compact", {500, 480, 520});  // clears, still slow: partly
@@ -94,7 +94,7 @@ TEST(Diagnose, AStepThatClearsTheControlAndRestoresIsCredited) {
   EXPECT_EQ(r.text,
             "recovered by warming free memory: ratio 0.31 (control 0.29–0.33) → 0.97; dropping "
             "caches did not help, dropping slab did not help and compaction helped partly; "
-            "direct unchanged; agrees with the verdict (memory_management)");
+            "direct unchanged; agrees with the verdict (hypervisor_reclaim)");
   const auto figures = DiagnoseFigures(r);
   EXPECT_EQ(figures.at("recovered"), 1);
   EXPECT_NEAR(figures.at("ratio.warm_free_memory"), 0.97, 1e-9);
@@ -107,7 +107,7 @@ TEST(Diagnose, AStepThatClearsTheControlAndRestoresIsCredited) {
 
 TEST(Diagnose, PartialRecoveryIsSaidAndTheVerdictDifferenceExplained) {
   DiagnoseReport r = WithControl({200, 210, 190}, /*root=*/false);
-  r.verdict = "memory_management";
+  r.verdict = "page_allocation";
   for (const char* step : {"drop_caches", "drop_slab", "compact"}) {  // what the daemon records
     DiagnoseStep s;
     s.step = step;
@@ -122,7 +122,7 @@ TEST(Diagnose, PartialRecoveryIsSaidAndTheVerdictDifferenceExplained) {
   EXPECT_NE(r.text.find("dropping caches (skipped: needs root: run iodriftctl diagnose as root)"),
             std::string::npos)
       << r.text;
-  EXPECT_NE(r.text.find("differs from the verdict (memory_management): the steps that need root "
+  EXPECT_NE(r.text.find("differs from the verdict (page_allocation): the steps that need root "
                         "(dropping caches, dropping slab and compaction) were not run"),
             std::string::npos)
       << r.text;

@@ -114,8 +114,10 @@ try:
                 and f"over the last {figures['window_runs']:g} runs" not in explained["text"]
                 or figures.get("last", 0) <= 0 or "baseline_runs_needed" not in figures
                 or figures.get("baseline_runs_counted", -1) < 0
-                or explained.get("verdict") not in ("device", "memory_management",
-                                                    "cpu_contention", "undetermined")
+                or explained.get("verdict") not in (
+                    "device", "device_busy", "memory_reclaim", "memory_compaction",
+                    "page_allocation", "hypervisor_reclaim", "cpu_contention",
+                    "remote_filesystem", "undetermined")
                 or explained.get("verdict_text") != explained["text"].split("\n", 1)[0]
                 or not explained["verdict_text"].startswith(f"Verdict: {explained['verdict']}: ")):
             fail(f"iodriftctl explain rnd --json: {res.stdout}")

@@ -24,10 +24,11 @@ Checked after each experiment: the recovery metrics (iodrift_probe_recovery_rati
 iodrift_probe_recovery_timestamp_seconds{probe}) and the status page's "last diagnose" section.
 
 Verdict (`iodriftctl explain NAME --json` top-level "verdict"): check_verdicts() expects
-"device" in phase 2 and "memory_management" in phase 3, each on the slow runs before diagnose
-re-measures, once the direct twin has a run from the same moment (the twin rule); in phase 3
-undetermined is accepted (never a wrong cause: how a memory slowdown splits into time parts is
-the machine's).
+"device" in phase 2 and "page_allocation" or "hypervisor_reclaim" in phase 3 (kernel CPU
+allocating pages, the host having taken free memory back where free page reporting shows it),
+each on the slow runs before diagnose re-measures, once the direct twin has a run from the same
+moment (the twin rule); in phase 3 undetermined is accepted (never a wrong cause: how a memory
+slowdown splits into time parts, and which evidence rules reclaim out, is the machine's).
 
 Needs root, losetup, mkfs.ext4, dbus-daemon and a block cgroup controller; else exit 77.
 """
@@ -92,10 +93,13 @@ def diagnose(bus, name):
 
 def check_verdicts(bus, expected, undetermined_ok=False):
     """The verdict contract of `iodriftctl explain NAME --json` ("verdict", "verdict_text").
+    `expected`: the cause, or a tuple of the causes that are right here.
 
     A slow buffered run whose direct twin last ran before it is undetermined until the daemon's
     follow-up twin run (the twin rule, docs "Reading a slowdown") lands: wait for that, bounded.
     """
+    expected = (expected,) if isinstance(expected, str) else tuple(expected)
+
     def decided():
         res = ctl(bus.address, "explain", BUF, "--json")
         if res.returncode != 0:
@@ -112,9 +116,10 @@ def check_verdicts(bus, expected, undetermined_ok=False):
         print(f"verdict undetermined (accepted here, {expected!r} not confirmed): "
               f"{doc.get('verdict_text')}")
         return
-    if doc["verdict"] != expected:
-        fail(f"verdict {doc['verdict']!r} ({doc.get('verdict_text')}), expected {expected!r}")
-    print(f"verdict {expected}: {doc.get('verdict_text')}")
+    if doc["verdict"] not in expected:
+        fail(f"verdict {doc['verdict']!r} ({doc.get('verdict_text')}), expected one of "
+             f"{expected!r}")
+    print(f"verdict {doc['verdict']}: {doc.get('verdict_text')}")
 
 
 def check_exported(d, figures, shown):
@@ -201,7 +206,7 @@ def main():
                          f"{', '.join(f'{r:.2f}' for r in ratios)}, baseline "
                          f"{baseline / 1e6:.0f} MB/s formed with free memory kept warm); "
                          f"the device half passed: {device['text']}")
-                check_verdicts(bus, "memory_management", undetermined_ok=True)  # a slow last run
+                check_verdicts(bus, ("page_allocation", "hypervisor_reclaim"), undetermined_ok=True)  # a slow last run
                 memory = diagnose(bus, BUF)
                 f = memory["figures"]
                 if f.get("ratio.control", 1) >= SLOW:

@@ -125,9 +125,10 @@ uptime_seconds and boot_time_seconds.
 )"},
     {"explain", R"(Usage: iodriftctl [--bus BUS] explain NAME [--json]
 
-Prints the verdict line first ("Verdict: CAUSE: FIGURES", CAUSE one of device,
-memory_management, cpu_contention, undetermined: which part of the run's time grew against the
-baseline runs; docs/reading-drift.md "Reading a slowdown"), then probe NAME's last figure, where the last run's
+Prints the verdict line first ("Verdict: CAUSE: FIGURES", CAUSE one of device, device_busy,
+memory_reclaim, memory_compaction, page_allocation, hypervisor_reclaim, cpu_contention,
+remote_filesystem, undetermined: the reason the kernel accounted for the time the run added
+against the baseline runs; docs/reading-drift.md "Reading a slowdown"), then probe NAME's last figure, where the last run's
 time went, its ratio to the post-boot baseline (the median of the first
 clean runs after boot), the worst ratio of this boot with the uptime it happened at, and the
 memory-state features ranked by |Spearman rho| with the figure over the recent runs, each with
