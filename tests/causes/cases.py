@@ -241,11 +241,16 @@ def busy_induce(ctx):
         yield None
 
 
-# -- memory_reclaim: the daemon in a memory cgroup whose memory.high forces reclaim --------------
+# -- memory_reclaim: the daemon in a memory cgroup whose limit forces reclaim ---------------------
+# A dirty writer shares the cgroup (writing to another loop device, so the probe's device stays
+# quiet): the page cache the probe's read allocates must be reclaimed from a cgroup full of
+# dirty and writeback pages, so reclaim waits instead of dropping clean pages for free.
 def reclaim_setup(scratch):
     dev, path = loop_fs(scratch, "reclaim")
+    wdev = scratch.loop(1 << 30, "reclaim-writer")
+    wmnt = scratch.mount(wdev, "reclaim-writer-mnt")
     return {"probes": [{"name": "reclaim-buffered", "kind": "buffered", "target": path,
-                        **dict(COMMON, size="96MiB")}]}
+                        **dict(COMMON, size="96MiB")}], "writer_dir": wmnt}
 
 
 def reclaim_before(ctx):
@@ -259,12 +264,15 @@ def reclaim_induce(ctx):
         yield ctx["why"]
         return
     cg = ctx["cg"]
-    # Room for the daemon's own memory and 16 MiB of page cache: a 96 MiB read reclaims as it goes.
-    cg.memory_limit(cg.anon_bytes() + (16 << 20))
-    try:
+    with contextlib.ExitStack() as stack:
+        # Room for the daemon's own memory and 32 MiB of page cache, shared with the writer.
+        cg.memory_limit(cg.anon_bytes() + (32 << 20))
+        stack.callback(cg.memory_limit, None)
+        fill = os.path.join(ctx["writer_dir"], "fill")
+        spawn(stack, ["sh", "-c", f"echo $$ > {cg.path}/cgroup.procs && "
+                      f"while :; do dd if=/dev/zero of={fill} bs=1M count=512 "
+                      "conv=notrunc 2>/dev/null; done"])
         yield None
-    finally:
-        cg.memory_limit(None)
 
 
 # -- cpu_contention: CPU quota of the daemon's cgroup; busy loops on the daemon's CPU ------------
