@@ -18,6 +18,7 @@ Needs root, losetup, mkfs.ext4 (faultfs, sshfs/sshd for their cases); else exit 
 """
 import json
 import os
+import signal
 import sys
 
 import zoo
@@ -29,6 +30,8 @@ need_root("mkfs.ext4", "losetup")
 
 
 def main():
+    # CTest's timeout (SIGTERM) unwinds like an exception: every case's cleanup runs.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(f"signal {signum}"))
     wanted = [c for c in os.environ.get("IODRIFT_CAUSES_CASES", "").split(",") if c]
     unknown = [w for w in wanted if w not in {c.name for c in CASES}]
     if unknown:

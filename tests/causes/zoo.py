@@ -25,6 +25,9 @@ TWIN_PENDING = "no run from the same moment"
 # "memory_management" covers every memory cause. Counted as coarse, not wrong, for those.
 COARSE = {"memory_reclaim": {"memory_management"}, "memory_compaction": {"memory_management"},
           "page_allocation": {"memory_management"}, "hypervisor_reclaim": {"memory_management"}}
+# Probes at nice 0 (the default is 10): on a machine that other work keeps busy, nice-10 readers
+# wait for a CPU most of their time, and that background contention swamps the induced cause.
+SCHEDULER = "scheduler:\n  nice: 0\n"
 NO_SLOWDOWN = "no slowdown"  # matrix column: the run was not slow (ratio >= SLOW)
 
 
@@ -170,7 +173,7 @@ def run_case(case, scratch):
     probes = setup["probes"]
     names = [p["name"] for p in probes]
     config = write_config(scratch.path("iodrift.yaml"), probes, state_dir=scratch.path("state"),
-                          extra=setup.get("extra", ""))
+                          extra=SCHEDULER + setup.get("extra", ""))
     stack = setup.get("stack") or contextlib.ExitStack()
     ctx = dict(setup, scratch=scratch, stack=stack)
     with stack, Daemon("--config", config) as d:  # the daemon stops before the stack unwinds
