@@ -12,117 +12,18 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 from iodrift_test import fuse, sshfs
+from iodrift_test.cgroup import Cgroup
 from iodrift_test.delay_proxy import DelayProxy
 from iodrift_test.devices import sh
 from zoo import Case
 
-CGROUP_ROOT = "/sys/fs/cgroup"
 FILE_MIB = 128
 COMMON = {"interval": "1s", "size": "32MiB", "time_budget": "1s", "timeout": "30s"}
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def _write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-V1_DIRS = {"io": "blkio", "memory": "memory", "cpu": "cpu"}
-
-
-class Cgroup:
-    """A cgroup of our own for one controller ("io", "memory", "cpu"): on cgroup v2 where the
-    controller is there (enabled in the root's subtree_control), else on its v1 hierarchy
-    (blkio, memory, cpu). `missing` says why neither is usable. close() moves its members back
-    to the root and removes it."""
-
-    def __init__(self, name, controller):
-        self.controller = controller
-        self.missing = None
-        self.path = None
-        leaf = f"iodrift-zoo-{os.getpid()}-{name}"
-        v1 = os.path.join(CGROUP_ROOT, V1_DIRS[controller])
-        for root in (CGROUP_ROOT, os.path.join(CGROUP_ROOT, "unified")):
-            try:
-                available = open(os.path.join(root, "cgroup.controllers")).read().split()
-            except OSError:
-                continue
-            if controller in available:
-                _write(os.path.join(root, "cgroup.subtree_control"), f"+{controller}")
-                self.v1, self.root = False, root
-                break
-        else:
-            if not os.path.isfile(os.path.join(v1, "cgroup.procs")):
-                self.missing = f"no {controller} cgroup controller (v2 or v1 {v1})"
-                return
-            self.v1, self.root = True, v1
-        self.path = os.path.join(self.root, leaf)
-        os.makedirs(self.path, exist_ok=True)
-
-    def set(self, key, value):
-        _write(os.path.join(self.path, key), value)
-
-    def get(self, key):
-        with open(os.path.join(self.path, key)) as f:
-            return f.read()
-
-    def add(self, pid):
-        self.set("cgroup.procs", str(pid))
-
-    # The three limits the zoo uses, v1 or v2; None lifts the limit.
-    def read_bps(self, dev, bps):
-        st = os.stat(dev)
-        majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-        if self.v1:
-            self.set("blkio.throttle.read_bps_device", f"{majmin} {bps or 0}")
-        else:
-            self.set("io.max", f"{majmin} rbps={bps or 'max'}")
-
-    def memory_limit(self, limit):
-        if self.v1:  # no memory.high on v1: the hard limit reclaims page cache the same way
-            self.set("memory.limit_in_bytes", str(limit or -1))
-        else:
-            self.set("memory.high", str(limit or "max"))
-
-    def anon_bytes(self):
-        key = "rss" if self.v1 else "anon"
-        for line in self.get("memory.stat").splitlines():
-            k, v = line.split()
-            if k == key:
-                return int(v)
-        return 0
-
-    def cpu_quota(self, share):
-        period = 100000
-        if self.v1:
-            self.set("cpu.cfs_period_us", str(period))
-            self.set("cpu.cfs_quota_us", str(int(share * period) if share else -1))
-        else:
-            self.set("cpu.max", f"{int(share * period) if share else 'max'} {period}")
-
-    def close(self):
-        if self.missing or not self.path or not os.path.isdir(self.path):
-            return
-        try:
-            pids = self.get("cgroup.procs").split()
-        except OSError:
-            pids = []
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                _write(os.path.join(self.root, "cgroup.procs"), pid)
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)
-
-
 def data_file(mnt, mib=FILE_MIB):
     path = os.path.join(mnt, "data")
     with open(path, "wb") as f:
@@ -158,14 +59,17 @@ def spawn(stack, cmd):
     return proc
 
 
-def daemon_cgroup(ctx, name, controller):
-    """Puts the running daemon in a new cgroup (removed after the daemon stops)."""
-    cg = Cgroup(name, controller)
-    if cg.missing:
-        return None, cg.missing
-    ctx["stack"].callback(cg.close)
-    cg.add(ctx["daemon"].proc.pid)
-    return cg, None
+def in_cgroup(name, controller):
+    """A Case.before that puts the running daemon in a new cgroup (removed after the daemon
+    stops): ctx["cg"], or ctx["why"] when this machine has no such controller."""
+    def before(ctx):
+        cg = Cgroup(name, controller)
+        ctx["cg"], ctx["why"] = (None, cg.missing) if cg.missing else (cg, None)
+        if cg.missing:
+            return
+        ctx["stack"].callback(cg.close)
+        cg.add(ctx["daemon"].proc.pid)
+    return before
 
 
 @contextlib.contextmanager
@@ -177,11 +81,6 @@ def nothing(ctx):
 def device_setup(scratch):
     dev, path = loop_fs(scratch, "dev")
     return {"probes": twin_probes("thr", path), "dev": dev}
-
-
-def device_before(ctx):
-    cg, why = daemon_cgroup(ctx, "io", "io")
-    ctx["cg"], ctx["why"] = cg, why
 
 
 @contextlib.contextmanager
@@ -253,11 +152,6 @@ def reclaim_setup(scratch):
                         **dict(COMMON, size="96MiB")}], "writer_dir": wmnt}
 
 
-def reclaim_before(ctx):
-    cg, why = daemon_cgroup(ctx, "mem", "memory")
-    ctx["cg"], ctx["why"] = cg, why
-
-
 @contextlib.contextmanager
 def reclaim_induce(ctx):
     if ctx["why"]:
@@ -280,11 +174,6 @@ def cpu_setup(scratch):
     dev, path = loop_fs(scratch, "cpu")
     return {"probes": [{"name": "cpu-cached", "kind": "cached", "target": path, **COMMON},
                        {"name": "cpu-buffered", "kind": "buffered", "target": path, **COMMON}]}
-
-
-def quota_before(ctx):
-    cg, why = daemon_cgroup(ctx, "cpu", "cpu")
-    ctx["cg"], ctx["why"] = cg, why
 
 
 @contextlib.contextmanager
@@ -350,10 +239,10 @@ def healthy_setup(scratch):
 
 
 COMPACTION_SKIP = (
-    "not induced: fragmenting free memory (every other page of 2 GiB released, "
-    "iodrift_test.slowdown.Fragmented) did not make page-cache allocations compact reproducibly "
-    "on a 24 GiB machine whose free memory the host reclaims (free page reporting); kept out "
-    "rather than flaky")
+    "not induced: the zoo has no reproducible recipe for direct compaction yet (not tried here: "
+    "iodrift_test.slowdown.Fragmented leaves free memory in single pages, but whether a "
+    "buffered read then compacts depends on the folio orders the filesystem's readahead asks "
+    "for and on the host taking free memory back); kept out rather than flaky")
 
 
 def compaction_setup(scratch):
@@ -361,12 +250,12 @@ def compaction_setup(scratch):
 
 
 CASES = [
-    Case("device_throttle", "device", device_setup, device_induce, before=device_before),
+    Case("device_throttle", "device", device_setup, device_induce, before=in_cgroup("io", "io")),
     Case("slow_store", "device", slow_store_setup, slow_store_induce),
     Case("other_readers", "device_busy", busy_setup, busy_induce),
-    Case("memory_high", "memory_reclaim", reclaim_setup, reclaim_induce, before=reclaim_before),
+    Case("memory_high", "memory_reclaim", reclaim_setup, reclaim_induce, before=in_cgroup("mem", "memory")),
     Case("fragmented", "memory_compaction", compaction_setup, nothing),
-    Case("cpu_quota", "cpu_contention", cpu_setup, quota_induce, before=quota_before),
+    Case("cpu_quota", "cpu_contention", cpu_setup, quota_induce, before=in_cgroup("cpu", "cpu")),
     Case("cpu_busy_loops", "cpu_contention", cpu_setup, pin_induce, before=pin_before),
     Case("sshfs_delay", "remote_filesystem", remote_setup, remote_induce),
     Case("healthy", None, healthy_setup, nothing, min_slowdown=False),
