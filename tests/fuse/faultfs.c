@@ -13,6 +13,8 @@
  *   eio.dat   SIZE bytes; a read that reaches --eio-after (default 0: every read) fails with EIO
  *             (a read that starts before it returns the good bytes first, a short read).
  *   slow.dat  SIZE bytes of data; every read first sleeps --slow-ms milliseconds (default 200).
+ *             SIGUSR2 pauses the sleep (reads are fast) and the next SIGUSR2 resumes it, so one
+ *             mount can be fast for a baseline and slow after (tests/causes: a slow backing store).
  *   stats     a text file, always fresh:
  *             "reads=N hung=N hung_total=N eio=N slow=N released=0|1". `hung` is the number of
  *             reads blocked right now: a test checks with it that no probe piles onto a stuck
@@ -75,6 +77,7 @@ static struct {
 
 static int release_pipe[2] = {-1, -1}; /* SIGUSR1 writes a byte; hung reads poll the read end */
 static atomic_int released;
+static atomic_int slow_paused; /* SIGUSR2 flips it: slow.dat reads skip the sleep */
 static atomic_ullong n_reads, n_hung, n_hung_total, n_eio, n_slow;
 static time_t mount_time;
 
@@ -237,6 +240,7 @@ static int ffs_read(const char *path, char *buf, size_t size, off_t off,
       break;
     case FF_SLOW: {
       n_slow++;
+      if (atomic_load(&slow_paused)) break;
       struct timespec ts = {cfg.slow_ms / 1000, (long)(cfg.slow_ms % 1000) * 1000000L};
       while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
       }
@@ -265,6 +269,11 @@ static void on_sigusr1(int sig) {
   char c = 1;
   ssize_t r = write(release_pipe[1], &c, 1);
   (void)r;
+}
+
+static void on_sigusr2(int sig) {
+  (void)sig;
+  atomic_store(&slow_paused, !atomic_load(&slow_paused));
 }
 
 static void *watchdog(void *arg) {
@@ -327,6 +336,8 @@ int main(int argc, char *argv[]) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, NULL);
+  sa.sa_handler = on_sigusr2;
+  sigaction(SIGUSR2, &sa, NULL);
 
   /* Read-only; fsname/subtype make the mount recognisable in /proc/self/mountinfo. (libfuse
    * 3.14 prints "Ignoring invalid max threads value 4294967295": harmless, its own default.) */

@@ -6,6 +6,7 @@ plus process facts for threads stuck in FUSE requests (threads, leader_state).
         fs.path("hang.dat")        # absolute path inside the mount
         fs.stats()                 # {'reads': 3, 'hung': 1, ...} from the `stats` file
         fs.release()               # SIGUSR1: hung reads return data, hang.dat stops hanging
+        fs.toggle_slow()           # SIGUSR2: slow.dat's sleep paused / resumed
 
 A thread blocked in a FUSE read cannot be freed by any signal (after a fatal signal it is in
 state D and its process cannot even be reaped). So teardown, which runs on every exit — normal
@@ -115,6 +116,10 @@ class FaultFS:
     def release(self):
         """Frees every hung read (they return data) and makes hang.dat behave like ok.dat."""
         self.proc.send_signal(signal.SIGUSR1)
+
+    def toggle_slow(self):
+        """Pauses slow.dat's per-read sleep, or resumes it (SIGUSR2 flips it)."""
+        self.proc.send_signal(signal.SIGUSR2)
 
     def log(self):
         try:

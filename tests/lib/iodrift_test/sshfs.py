@@ -70,7 +70,7 @@ def descendants(pid):
 
 
 class SshfsMount:
-    def __init__(self, options=()):
+    def __init__(self, options=(), proxy=None):
         self.dir = tempfile.mkdtemp(prefix="iodrift-sshfs-", dir="/var/tmp")
         os.chmod(self.dir, 0o755)
         self.export = os.path.join(self.dir, "export")
@@ -83,6 +83,8 @@ class SshfsMount:
         self.dev = None
         self.mounted_fusectl = False
         self.port = free_port()
+        self.proxy_factory = proxy  # sshd port -> object with .port and .close(): sshfs uses it
+        self.proxy = None
 
     def path(self, *parts):
         return os.path.join(self.mountpoint, *parts)
@@ -122,7 +124,9 @@ class SshfsMount:
         else:
             raise RuntimeError(f"sshd did not listen in 10 s: {self.sshd_log()}")
         self._sshfs_log = open(os.path.join(self.dir, "sshfs.log"), "w")
-        opts = ["-f", "-p", str(self.port),
+        if self.proxy_factory:
+            self.proxy = self.proxy_factory(self.port)
+        opts = ["-f", "-p", str(self.proxy.port if self.proxy else self.port),
                 "-o", f"IdentityFile={self.dir}/client_key", "-o", "IdentitiesOnly=yes",
                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
                 "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"]
@@ -222,6 +226,9 @@ class SshfsMount:
                     os.kill(p.pid, signal.SIGKILL)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     p.wait(5)
+        if self.proxy:
+            self.proxy.close()
+            self.proxy = None
         if self.mounted_fusectl:
             subprocess.run(["umount", fuse.FUSECTL], capture_output=True)
             self.mounted_fusectl = False
@@ -232,10 +239,11 @@ class SshfsMount:
 
 
 @contextlib.contextmanager
-def mounted(options=()):
+def mounted(options=(), proxy=None):
     """A private sshd and an sshfs mount of its export dir; always torn down (SIGTERM from
-    CTest included)."""
-    m = SshfsMount(options)
+    CTest included). `proxy(sshd_port)` (e.g. iodrift_test.delay_proxy.DelayProxy) puts a
+    relay between sshfs and sshd; it is closed on teardown."""
+    m = SshfsMount(options, proxy)
 
     def on_term(signum, frame):
         raise SystemExit(f"signal {signum}")

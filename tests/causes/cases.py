@@ -1,0 +1,262 @@
+"""The zoo's cases: each a zoo.Case whose setup makes a small probe set on its own loop device /
+FUSE file / sshfs mount, and whose induce() holds the cause for the induced runs and removes it
+on exit (however the test ends). A setup or induce that cannot produce its cause here returns
+(yields) the reason: the case is reported skipped with it.
+
+Everything a case creates (cgroups, loop devices, mounts, processes) goes on the case's ExitStack
+or the test's Scratch and is removed on exit; nothing of anyone else's is touched.
+"""
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+from iodrift_test import fuse, sshfs
+from iodrift_test.cgroup import Cgroup
+from iodrift_test.delay_proxy import DelayProxy
+from iodrift_test.devices import sh
+from zoo import Case
+
+FILE_MIB = 128
+COMMON = {"interval": "1s", "size": "32MiB", "time_budget": "1s", "timeout": "30s"}
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def data_file(mnt, mib=FILE_MIB):
+    path = os.path.join(mnt, "data")
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+        os.fsync(f.fileno())
+    return path
+
+
+def loop_fs(scratch, name):
+    """ext4 on a --direct-io=on loop device with a FILE_MIB random data file: (dev, file)."""
+    dev = scratch.loop(512 << 20, name, losetup_args=("--direct-io=on",))
+    mnt = scratch.mount(dev, name + "-mnt")
+    return dev, data_file(mnt)
+
+
+def twin_probes(prefix, target):
+    return [{"name": f"{prefix}-direct", "kind": "direct", "target": target, **COMMON},
+            {"name": f"{prefix}-buffered", "kind": "buffered", "target": target, **COMMON}]
+
+
+def spawn(stack, cmd):
+    """A helper process in its own session, killed (the whole group) when the case ends."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def stop():
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stack.callback(stop)
+    return proc
+
+
+def in_cgroup(name, controller):
+    """A Case.before that puts the running daemon in a new cgroup (removed after the daemon
+    stops): ctx["cg"], or ctx["why"] when this machine has no such controller."""
+    def before(ctx):
+        cg = Cgroup(name, controller)
+        ctx["cg"], ctx["why"] = (None, cg.missing) if cg.missing else (cg, None)
+        if cg.missing:
+            return
+        ctx["stack"].callback(cg.close)
+        cg.add(ctx["daemon"].proc.pid)
+    return before
+
+
+@contextlib.contextmanager
+def nothing(ctx):
+    yield None
+
+
+# -- device: a block cgroup read throttle on the loop device ------------------------------------
+def device_setup(scratch):
+    dev, path = loop_fs(scratch, "dev")
+    return {"probes": twin_probes("thr", path), "dev": dev}
+
+
+@contextlib.contextmanager
+def device_induce(ctx):
+    if ctx["why"]:
+        yield ctx["why"]
+        return
+    ctx["cg"].read_bps(ctx["dev"], 20 << 20)
+    try:
+        yield None
+    finally:
+        ctx["cg"].read_bps(ctx["dev"], None)
+
+
+# -- device: a slow backing store (loop device over a FUSE file whose reads sleep) ---------------
+def slow_store_setup(scratch):
+    why = fuse.requirements()
+    if why:
+        return why
+    stack = contextlib.ExitStack()
+    try:
+        fs = stack.enter_context(fuse.mounted(size=f"{FILE_MIB}M", slow_ms=5))
+        fs.toggle_slow()  # paused: the baseline is formed on fast reads
+        dev = sh("losetup", "--show", "-f", "-r", fs.path("slow.dat"))
+        # Detached before the FUSE connection is aborted (callbacks run last-in first-out).
+        stack.callback(subprocess.run, ["losetup", "-d", dev], capture_output=True)
+    except BaseException:
+        stack.close()
+        raise
+    return {"probes": twin_probes("store", dev), "fs": fs, "stack": stack}
+
+
+@contextlib.contextmanager
+def slow_store_induce(ctx):
+    ctx["fs"].toggle_slow()  # every FUSE read of the backing file sleeps 5 ms
+    try:
+        yield None
+    finally:
+        ctx["fs"].toggle_slow()
+
+
+# -- device_busy: other readers on the same device -----------------------------------------------
+def busy_setup(scratch):
+    dev, path = loop_fs(scratch, "busy")
+    return {"probes": twin_probes("busy", path), "dev": dev}
+
+
+@contextlib.contextmanager
+def busy_induce(ctx):
+    if not shutil.which("dd"):
+        yield "dd is not installed"
+        return
+    with contextlib.ExitStack() as stack:
+        for _ in range(2):
+            spawn(stack, ["sh", "-c", f"while :; do dd if={ctx['dev']} of=/dev/null bs=1M "
+                          "iflag=direct 2>/dev/null; done"])
+        yield None
+
+
+# -- memory_reclaim: the daemon in a memory cgroup whose limit forces reclaim ---------------------
+# A dirty writer shares the cgroup (writing to another loop device, so the probe's device stays
+# quiet): the page cache the probe's read allocates must be reclaimed from a cgroup full of
+# dirty and writeback pages, so reclaim waits instead of dropping clean pages for free.
+def reclaim_setup(scratch):
+    dev, path = loop_fs(scratch, "reclaim")
+    wdev = scratch.loop(1 << 30, "reclaim-writer")
+    wmnt = scratch.mount(wdev, "reclaim-writer-mnt")
+    return {"probes": [{"name": "reclaim-buffered", "kind": "buffered", "target": path,
+                        **dict(COMMON, size="96MiB")}], "writer_dir": wmnt}
+
+
+@contextlib.contextmanager
+def reclaim_induce(ctx):
+    if ctx["why"]:
+        yield ctx["why"]
+        return
+    cg = ctx["cg"]
+    with contextlib.ExitStack() as stack:
+        # Room for the daemon's own memory and 32 MiB of page cache, shared with the writer.
+        cg.memory_limit(cg.anon_bytes() + (32 << 20))
+        stack.callback(cg.memory_limit, None)
+        fill = os.path.join(ctx["writer_dir"], "fill")
+        spawn(stack, ["sh", "-c", f"echo $$ > {cg.path}/cgroup.procs && "
+                      f"while :; do dd if=/dev/zero of={fill} bs=1M count=512 "
+                      "conv=notrunc 2>/dev/null; done"])
+        yield None
+
+
+# -- cpu_contention: CPU quota of the daemon's cgroup; busy loops on the daemon's CPU ------------
+def cpu_setup(scratch):
+    dev, path = loop_fs(scratch, "cpu")
+    return {"probes": [{"name": "cpu-cached", "kind": "cached", "target": path, **COMMON},
+                       {"name": "cpu-buffered", "kind": "buffered", "target": path, **COMMON}]}
+
+
+@contextlib.contextmanager
+def quota_induce(ctx):
+    if ctx["why"]:
+        yield ctx["why"]
+        return
+    ctx["cg"].cpu_quota(0.1)  # 10 % of one CPU
+    try:
+        yield None
+    finally:
+        ctx["cg"].cpu_quota(None)
+
+
+PIN_CPU = str(os.cpu_count() - 1)
+
+
+def pin_before(ctx):
+    sh("taskset", "-a", "-p", "-c", PIN_CPU, str(ctx["daemon"].proc.pid))
+
+
+@contextlib.contextmanager
+def pin_induce(ctx):
+    with contextlib.ExitStack() as stack:
+        for _ in range(3):
+            spawn(stack, ["taskset", "-c", PIN_CPU, sys.executable, "-c", "while True: pass"])
+        yield None
+
+
+# -- remote_filesystem: sshfs through a relay that delays every chunk ----------------------------
+def remote_setup(scratch):
+    for tool in ("sshfs", "ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if sshfs.sshd_binary() is None or not os.path.exists("/dev/fuse"):
+        return "sshd or /dev/fuse missing"
+    stack = contextlib.ExitStack()
+    try:
+        m = stack.enter_context(sshfs.mounted(proxy=lambda port: DelayProxy(port)))
+    except BaseException:
+        stack.close()
+        raise
+    return {"probes": [{"name": "net-buffered", "kind": "buffered", "target": m.mountpoint,
+                        **dict(COMMON, size="8MiB")}],
+            "mount": m, "stack": stack}
+
+
+@contextlib.contextmanager
+def remote_induce(ctx):
+    proxy = ctx["mount"].proxy
+    proxy.delay_ms = 5
+    try:
+        yield None
+    finally:
+        proxy.delay_ms = 0
+
+
+# -- healthy: nothing induced --------------------------------------------------------------------
+def healthy_setup(scratch):
+    dev, path = loop_fs(scratch, "healthy")
+    return {"probes": twin_probes("ok", path) +
+            [{"name": "ok-cached", "kind": "cached", "target": path, **COMMON}]}
+
+
+COMPACTION_SKIP = (
+    "not induced: the zoo has no reproducible recipe for direct compaction yet (not tried here: "
+    "iodrift_test.slowdown.Fragmented leaves free memory in single pages, but whether a "
+    "buffered read then compacts depends on the folio orders the filesystem's readahead asks "
+    "for and on the host taking free memory back); kept out rather than flaky")
+
+
+def compaction_setup(scratch):
+    return COMPACTION_SKIP
+
+
+CASES = [
+    Case("device_throttle", "device", device_setup, device_induce, before=in_cgroup("io", "io")),
+    Case("slow_store", "device", slow_store_setup, slow_store_induce),
+    Case("other_readers", "device_busy", busy_setup, busy_induce),
+    Case("memory_high", "memory_reclaim", reclaim_setup, reclaim_induce, before=in_cgroup("mem", "memory")),
+    Case("fragmented", "memory_compaction", compaction_setup, nothing),
+    Case("cpu_quota", "cpu_contention", cpu_setup, quota_induce, before=in_cgroup("cpu", "cpu")),
+    Case("cpu_busy_loops", "cpu_contention", cpu_setup, pin_induce, before=pin_before),
+    Case("sshfs_delay", "remote_filesystem", remote_setup, remote_induce),
+    Case("healthy", None, healthy_setup, nothing, min_slowdown=False),
+]

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The cause zoo: real slowdowns with a known cause, and the verdict iodrift gives each run.
+
+For every case (cases.py) a real iodriftd runs a small probe set on its own loop device, FUSE
+file or sshfs mount; once every probe has its baseline the cause is induced and the next
+IODRIFT_CAUSES_RUNS (default 3) runs of each probe are read one by one from /api/v1/probes (the
+probe's "verdict" after each run), then the cause is removed. Printed: a confusion matrix
+(case x verdict; "no slowdown" = undetermined on a run at >= 90 % of baseline) and the evidence of
+every run (ratio, verdict line, time parts) as JSON lines.
+
+Fails when any run names a wrong cause (a cause other than the induced one; for healthy runs,
+any cause). A cause named in fewer than 9 of 10 runs is reported in the matrix ("below 9/10"),
+not failed. A case this machine cannot produce says skipped with its figures; the test is
+skipped (77) only when every case was. IODRIFT_CAUSES_CASES=a,b runs the named cases only;
+IODRIFT_CAUSES_EVIDENCE=FILE also writes the per-run evidence there.
+
+Needs root, losetup, mkfs.ext4 (faultfs, sshfs/sshd for their cases); else exit 77.
+"""
+import json
+import os
+import signal
+import sys
+
+import zoo
+from cases import CASES
+from iodrift_test.devices import Scratch, need_root
+from iodrift_test.skip import fail, skip
+
+need_root("mkfs.ext4", "losetup")
+
+
+def main():
+    # CTest's timeout (SIGTERM) unwinds like an exception: every case's cleanup runs.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(f"signal {signum}"))
+    wanted = [c for c in os.environ.get("IODRIFT_CAUSES_CASES", "").split(",") if c]
+    unknown = [w for w in wanted if w not in {c.name for c in CASES}]
+    if unknown:
+        fail(f"IODRIFT_CAUSES_CASES names unknown case(s) {unknown}; cases: "
+             f"{', '.join(c.name for c in CASES)}")
+    outcomes = []
+    evidence_path = os.environ.get("IODRIFT_CAUSES_EVIDENCE")
+    for case in CASES:
+        if wanted and case.name not in wanted:
+            continue
+        print(f"== {case.name}: inducing {case.expected or 'nothing'}, {zoo.RUNS} runs", flush=True)
+        with Scratch("causes-" + case.name.replace("_", "-")) as s:
+            o = zoo.run_case(case, s)
+        outcomes.append(o)
+        if o.skipped:
+            print(f"   skipped: {o.skipped}")
+        elif o.note:
+            print(f"   {o.note}")
+        for r in o.runs:
+            ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
+            print(f"   {r.probe}: ratio {ratio}: {r.text}")
+        if evidence_path:
+            with open(evidence_path, "a") as f:
+                for r in o.runs:
+                    f.write(json.dumps({"case": case.name, "expected": case.expected,
+                                        "probe": r.probe, "verdict": r.verdict,
+                                        "run": r.evidence}) + "\n")
+    print()
+    print(zoo.matrix(outcomes))
+    wrong = [(o.case.name, r.probe, r.text) for o in outcomes if not o.skipped for r in o.wrong()]
+    if wrong:
+        fail("runs named a wrong cause:\n" + "\n".join(f"  {c} / {p}: {t}" for c, p, t in wrong))
+    if outcomes and all(o.skipped for o in outcomes):
+        skip("every case was skipped: " + "; ".join(f"{o.case.name}: {o.skipped}"
+                                                      for o in outcomes))
+    print("ok")
+
+
+main()

@@ -1,0 +1,244 @@
+"""The cause zoo's driver: one real iodriftd per case, a baseline formed on a healthy machine, a
+cause induced, N consecutive runs under it read one by one (verdict, ratio, time parts), the
+cause removed. Cases live in cases.py; causes_test.py runs them and prints the matrix.
+
+    zoo.run_case(case)  ->  Outcome(case, runs=[Run...], skipped=None | "why, with figures")
+
+A run's verdict is read from GET /api/v1/probes right after the run: the probe's top-level
+"verdict" describes its last run. A buffered run whose direct twin has no run from the same
+moment is undetermined until the daemon's follow-up twin run lands (the twin rule): such a
+verdict is read again until it settles or the probe's next run starts.
+"""
+import contextlib
+import json
+import os
+import time
+
+from iodrift_test.config import write_config
+from iodrift_test.daemon import Daemon
+from iodrift_test.skip import fail
+
+RUNS = int(os.environ.get("IODRIFT_CAUSES_RUNS", "3"))
+SLOW = 0.9  # the verdict's own kSlowdownRatio: a run at or above it is "no slowdown"
+TWIN_PENDING = "no run from the same moment"
+# Verdicts of the coarse rules in place before the causes were split (collectors/analysis):
+# "memory_management" covers every memory cause. Counted as coarse, not wrong, for those.
+COARSE = {"memory_reclaim": {"memory_management"}, "memory_compaction": {"memory_management"},
+          "page_allocation": {"memory_management"}, "hypervisor_reclaim": {"memory_management"}}
+# Probes at nice 0 (the default is 10): on a machine that other work keeps busy, nice-10 readers
+# wait for a CPU most of their time, and that background contention swamps the induced cause.
+SCHEDULER = "scheduler:\n  nice: 0\n"
+NO_SLOWDOWN = "no slowdown"  # matrix column: the run was not slow (ratio >= SLOW)
+
+
+class Run:
+    def __init__(self, probe, doc):
+        self.probe = probe
+        self.verdict = doc.get("verdict", "undetermined")
+        self.text = doc.get("verdict_text", "")
+        self.ratio = doc.get("ratio")
+        self.start = doc.get("start_time_seconds")
+        self.evidence = {k: v for k, v in doc.items() if k not in ("history", "explain")}
+
+    def column(self):
+        """Where the run goes in the matrix: the verdict, or NO_SLOWDOWN for an undetermined
+        run that was not slow."""
+        if self.verdict == "undetermined" and self.ratio is not None and self.ratio >= SLOW:
+            return NO_SLOWDOWN
+        return self.verdict
+
+
+BACKGROUND_CPU = 0.10  # machine-wide CPU pressure (PSI some) above which others contend for CPU
+
+
+def cpu_pressure_total():
+    """Microseconds some task waited for a CPU (PSI cpu "some" total), or None without PSI."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            for line in f:
+                if line.startswith("some"):
+                    return int(line.split("total=")[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return None
+
+
+class Outcome:
+    def __init__(self, case, runs=(), skipped=None, note="", cpu_pressure=None):
+        self.case, self.runs, self.skipped, self.note = case, list(runs), skipped, note
+        self.cpu_pressure = cpu_pressure  # share of the induced runs' time with CPU pressure
+
+    def background_cpu(self):
+        return (self.cpu_pressure or 0) >= BACKGROUND_CPU
+
+    def accepted(self):
+        """Verdicts that are not wrong for this case. On a machine that others load (CPU
+        pressure >= BACKGROUND_CPU while the case ran) cpu_contention is not wrong either: the
+        runs did wait for a CPU (a co-present cause, shown in the matrix as such)."""
+        ok = {"undetermined", self.case.expected} | COARSE.get(self.case.expected, set())
+        if self.background_cpu():
+            ok.add("cpu_contention")
+        return ok
+
+    def wrong(self):
+        """Runs that name a cause other than the induced one (healthy: any cause)."""
+        return [r for r in self.runs if r.verdict not in self.accepted()]
+
+    def correct(self):
+        return sum(r.verdict == self.case.expected for r in self.runs)
+
+
+class Case:
+    """name: the row; expected: the cause it induces (None: healthy); setup(scratch) -> dict
+    with "probes" (config dicts), optional "daemon_args"; induce(ctx) is a context manager
+    around the induced runs; ctx is a dict (scratch, daemon, setup's dict)."""
+
+    def __init__(self, name, expected, setup, induce, min_slowdown=True, before=None):
+        self.name, self.expected, self.setup, self.induce = name, expected, setup, induce
+        self.min_slowdown = min_slowdown
+        self.before = before  # optional callable(ctx) after the daemon starts (cgroup, taskset)
+
+
+def api(d):
+    status, _, body = d.get("/api/v1/probes?runs=0", timeout=30)
+    if status != 200:
+        fail(f"/api/v1/probes answered {status}")
+    return {p["name"]: p for p in json.loads(body)["probes"]}
+
+
+def wait_until(what, predicate, timeout, interval=0.25):
+    """Like wait.wait_for but returns None on timeout (a case that cannot produce its effect is
+    skipped with figures, not failed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return None
+
+
+def wait_baselines(d, names, timeout=180):
+    def ready():
+        probes = api(d)
+        return probes if all(probes.get(n, {}).get("baseline") for n in names) else None
+    probes = wait_until("baselines", ready, timeout)
+    if probes is None:
+        fail(f"no baseline for {names} in {timeout} s: {json.dumps(api(d))[:2000]}")
+    return {n: probes[n]["baseline"] for n in names}
+
+
+def collect(d, names, runs, since, timeout):
+    """The first `runs` runs of each probe that started at or after `since`, each with the
+    verdict it settled on. Returns {name: [Run]} (fewer runs when the timeout passed)."""
+    got = {n: [] for n in names}
+    pending = {}  # name -> Run whose verdict waits for the twin
+    deadline = time.monotonic() + timeout
+    seen = {}
+    while time.monotonic() < deadline and any(len(got[n]) < runs for n in names):
+        probes = api(d)
+        for n in names:
+            doc = probes.get(n)
+            if not doc or doc.get("start_time_seconds") is None:
+                continue
+            start = doc["start_time_seconds"]
+            if start < since:
+                continue
+            p = pending.get(n)
+            if p is not None and p.start != start:
+                got[n].append(p)  # the next run started before the twin settled it
+                del pending[n]
+            if seen.get(n) == start and n not in pending:
+                continue
+            seen[n] = start
+            run = Run(n, doc)
+            if len(got[n]) >= runs:
+                continue
+            if TWIN_PENDING in run.text:
+                pending[n] = run
+            else:
+                pending.pop(n, None)
+                got[n].append(run)
+        time.sleep(0.2)
+    for n, p in pending.items():
+        if len(got[n]) < runs:
+            got[n].append(p)
+    return got
+
+
+def run_case(case, scratch):
+    setup = case.setup(scratch)
+    if isinstance(setup, str):
+        return Outcome(case, skipped=setup)
+    probes = setup["probes"]
+    names = [p["name"] for p in probes]
+    config = write_config(scratch.path("iodrift.yaml"), probes, state_dir=scratch.path("state"),
+                          extra=SCHEDULER + setup.get("extra", ""))
+    stack = setup.get("stack") or contextlib.ExitStack()
+    ctx = dict(setup, scratch=scratch, stack=stack)
+    with stack, Daemon("--config", config) as d:  # the daemon stops before the stack unwinds
+        ctx["daemon"] = d
+        if case.before:
+            case.before(ctx)
+        baselines = wait_baselines(d, names)
+        ctx["baselines"] = baselines
+        with case.induce(ctx) as why_not:
+            if why_not:
+                return Outcome(case, skipped=why_not)
+            since = time.time()
+            psi0, t0 = cpu_pressure_total(), time.monotonic()
+            got = collect(d, names, RUNS, since, timeout=60 + 20 * RUNS)
+            psi1, t1 = cpu_pressure_total(), time.monotonic()
+    pressure = (psi1 - psi0) / 1e6 / (t1 - t0) if psi0 is not None and psi1 is not None else None
+    runs = [r for n in names for r in got[n]]
+    if any(len(got[n]) < RUNS for n in names):
+        fail(f"{case.name}: fewer than {RUNS} runs per probe under the induced cause: "
+             f"{ {n: len(got[n]) for n in names} }")
+    ratios = [r.ratio for r in runs if r.ratio is not None]
+    note = f"baselines {', '.join(f'{n} {b / 1e6:.0f} MB/s' for n, b in baselines.items())}"
+    if pressure is not None:
+        note += f"; CPU pressure (PSI some) {100 * pressure:.0f} % of the induced runs' time"
+    if case.expected and case.min_slowdown:
+        slow = [r for r in runs if r.ratio is not None and r.ratio < SLOW]
+        if not slow:
+            return Outcome(case, runs, skipped=(
+                f"the induced condition did not slow the probes on this machine: ratios "
+                f"{', '.join(f'{x:.2f}' for x in ratios)} ({note})"), note=note,
+                cpu_pressure=pressure)
+    return Outcome(case, runs, note=note, cpu_pressure=pressure)
+
+
+def matrix(outcomes):
+    """The confusion matrix as text: one row per case, one column per verdict seen."""
+    columns = []
+    for o in outcomes:
+        for r in o.runs:
+            if r.column() not in columns:
+                columns.append(r.column())
+    order = ["device", "device_busy", "memory_reclaim", "memory_compaction", "page_allocation",
+             "hypervisor_reclaim", "memory_management", "cpu_contention", "remote_filesystem",
+             "undetermined", NO_SLOWDOWN]
+    columns = sorted(columns, key=lambda c: order.index(c) if c in order else len(order))
+    head = ["case (induced)"] + columns + ["named", "result"]
+    rows = []
+    for o in outcomes:
+        counts = {c: sum(r.column() == c for r in o.runs) for c in columns}
+        expected = o.case.expected or "(none)"
+        if o.skipped:
+            result = "skipped"
+        elif o.wrong():
+            result = "WRONG CAUSE"
+        elif o.case.expected is None:
+            result = "ok"
+        else:
+            result = "ok" if o.correct() * 10 >= 9 * len(o.runs) else "below 9/10"
+        if o.background_cpu() and not o.skipped and o.case.expected != "cpu_contention":
+            result += f" (CPU pressure {100 * o.cpu_pressure:.0f} %)"
+        named = f"{o.correct()}/{len(o.runs)}" if o.case.expected else "-"
+        rows.append([f"{o.case.name} ({expected})"] + [str(counts[c] or ".") for c in columns]
+                    + [named, result])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
