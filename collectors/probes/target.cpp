@@ -23,6 +23,7 @@
 #include "collectors/common/proc_root.h"
 #include "collectors/common/text.h"
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/kinds.h"
 #include "collectors/probes/members.h"
 #include "collectors/probes/netfs.h"
 
@@ -738,7 +739,7 @@ DioAlignment QueryDioAlignment(int fd, const fs::path& sys_root) {
 }
 
 std::string DeviceKey(const ProbeSpec& spec, const fs::path& sys_root) {
-  if (spec.kind == ProbeKind::kMemory) return "memory";
+  if (!Traits(spec.kind).has_target) return std::string(Traits(spec.kind).name);
   if (spec.target.empty()) return "path:";
   const fs::path path = fs::path(spec.target).is_absolute()
                             ? fs::path(spec.target).lexically_normal()
