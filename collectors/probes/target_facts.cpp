@@ -251,14 +251,7 @@ std::string DeviceKey(const ProbeSpec& spec, const fs::path& sys_root) {
   }
   // The mount holding the path, by longest mount-point prefix (no syscall on the target).
   const auto mounts = ReadOwnMounts();
-  const MountEntry* best = nullptr;
-  for (const auto& m : mounts) {
-    const std::string& mp = m.mount_point;
-    const bool prefix =
-        mp == "/" || p == mp ||
-        (p.size() > mp.size() && p.compare(0, mp.size(), mp) == 0 && p[mp.size()] == '/');
-    if (prefix && (best == nullptr || mp.size() >= best->mount_point.size())) best = &m;
-  }
+  const MountEntry* best = MountOf(p, mounts);
   if (best == nullptr) return "path:" + p;
   const dev_t dev = makedev(best->major, best->minor);
   if (auto bdev = BlockDeviceOfFilesystem(dev, mounts, sys_root)) {
