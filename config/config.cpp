@@ -237,16 +237,15 @@ Config DefaultConfig(const std::string& state_dir) {
   Config config;
   config.state_dir = state_dir;
   const std::string target = (std::filesystem::path(state_dir) / "probe").string();
-  for (ProbeKind kind : {ProbeKind::kCached, ProbeKind::kBuffered, ProbeKind::kDirect,
-                         ProbeKind::kRandom, ProbeKind::kMetadata, ProbeKind::kMemory}) {
+  for (const probes::KindTraits& kind : probes::AllKinds()) {
     ProbeSpec probe;
-    probe.kind = kind;
+    probe.kind = kind.kind;
     probe.interval = std::chrono::minutes(5);
     probe.size = 0;
-    if (kind == ProbeKind::kMemory) {
-      probe.name = "memory";
+    if (!kind.has_target) {
+      probe.name = std::string(kind.name);
     } else {
-      probe.name = "state-" + std::string(ProbeKindName(kind));
+      probe.name = "state-" + std::string(kind.name);
       probe.target = target;
     }
     config.probes.push_back(std::move(probe));

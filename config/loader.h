@@ -27,6 +27,7 @@
 #include <tl/expected.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "collectors/probes/kinds.h"
 #include "config/config.h"
 
 namespace iodrift::config::detail {
@@ -43,7 +44,6 @@ constexpr Duration kMaxDuration = std::chrono::hours(24 * 30);
 
 constexpr std::string_view kDurationHint = "expected a duration like 500ms, 30s, 10m, 1h or 1m30s";
 constexpr std::string_view kSizeHint = "expected a size like 4096, 4KiB, 64MiB, 1.5GiB or 100MB";
-constexpr std::string_view kKindChoices = "cached|buffered|direct|random|metadata|memory";
 
 // ---- text helpers (parse_values.cpp) ----------------------------------------------------------
 

@@ -2,6 +2,24 @@
 #include "config/loader.h"
 
 namespace iodrift::config::detail {
+namespace {
+
+// The names of the kinds whose row passes `test`: "buffered, direct and random".
+template <class Test>
+std::string KindsWhere(Test test) {
+  std::vector<std::string_view> names;
+  for (const probes::KindTraits& k : probes::AllKinds()) {
+    if (test(k)) names.push_back(k.name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace
 
 void Loader::LoadProbes(const Entry& section, std::vector<ProbeSpec>* out) {
   if (section.value.IsNull()) return;  // `probes:` with every item commented out
@@ -72,12 +90,13 @@ ProbeSpec Loader::LoadProbe(const YAML::Node& item, const std::string& path,
       {"kind",
        [](Loader& l, const Entry& e, ProbeItem& p) {
          p.has_kind = true;
-         if (auto v = l.ReadScalar(e, "one of " + std::string(kKindChoices))) {
+         if (auto v = l.ReadScalar(e, "one of " + std::string(probes::KindChoices()))) {
            if (auto kind = ParseProbeKind(*v)) {
              p.probe.kind = *kind;
              p.kind_valid = true;
            } else {
-             l.ReportValue(e, "must be one of " + std::string(kKindChoices) + ", got " + Shown(*v));
+             l.ReportValue(
+                 e, "must be one of " + std::string(probes::KindChoices()) + ", got " + Shown(*v));
            }
          }
        }},
@@ -155,26 +174,36 @@ ProbeSpec Loader::LoadProbe(const YAML::Node& item, const std::string& path,
     Report(item_pos, path + ".name", "missing (every probe needs a unique name like sda-buffered)");
   }
   if (!read.has_kind) {
-    Report(item_pos, path + ".kind", "missing (must be one of " + std::string(kKindChoices) + ")");
+    Report(item_pos, path + ".kind",
+           "missing (must be one of " + std::string(probes::KindChoices()) + ")");
   }
   // Checks that depend on the kind only make sense once the kind is known.
   if (read.kind_valid) {
-    if (probe.kind == ProbeKind::kMemory) {
-      if (read.target) ReportValue(*read.target, "a memory probe reads no file; remove `target`");
+    const probes::KindTraits& traits = probes::Traits(probe.kind);
+    if (!traits.has_target) {
+      if (read.target) {
+        ReportValue(*read.target,
+                    "a " + std::string(traits.name) + " probe reads no file; remove `target`");
+      }
     } else if (!read.target) {
       Report(item_pos, path + ".target",
              "missing (a " + std::string(ProbeKindName(probe.kind)) +
                  " probe needs a block device, regular file or directory)");
     }
-    if (read.files && probe.kind != ProbeKind::kMetadata) {
-      Report(PositionOf(read.files->key), read.files->path, "only applies to kind metadata");
+    if (read.files && traits.size_key != probes::SizeKey::kFiles) {
+      Report(PositionOf(read.files->key), read.files->path,
+             "only applies to kind " +
+                 KindsWhere([](auto& k) { return k.size_key == probes::SizeKey::kFiles; }));
     }
-    if (read.requests && probe.kind != ProbeKind::kRandom) {
-      Report(PositionOf(read.requests->key), read.requests->path, "only applies to kind random");
+    if (read.requests && traits.size_key != probes::SizeKey::kRequests) {
+      Report(PositionOf(read.requests->key), read.requests->path,
+             "only applies to kind " +
+                 KindsWhere([](auto& k) { return k.size_key == probes::SizeKey::kRequests; }));
     }
-    if (read.members && (probe.kind == ProbeKind::kMetadata || probe.kind == ProbeKind::kMemory)) {
+    if (read.members && !traits.takes_members) {
       Report(PositionOf(read.members->key), read.members->path,
-             "only applies to kinds cached, buffered, direct and random (on an array device)");
+             "only applies to kinds " + KindsWhere([](auto& k) { return k.takes_members; }) +
+                 " (on an array device)");
     }
     if (read.interval && probe.interval < probes::MinInterval(probe.kind)) {
       ReportValue(*read.interval, FormatDuration(probe.interval) +
@@ -183,13 +212,13 @@ ProbeSpec Loader::LoadProbe(const YAML::Node& item, const std::string& path,
                                       " for kind " + std::string(ProbeKindName(probe.kind)) +
                                       " (a shorter interval runs the probe back to back)");
     }
-    if (read.remote && probe.kind == ProbeKind::kMemory) {
+    if (read.remote && !traits.has_target) {
       Report(PositionOf(read.remote->key), read.remote->path,
              "only applies to kinds with a target (a memory probe reads no file)");
     }
-    if (read.readers && !probes::KindTakesReaders(probe.kind)) {
+    if (read.readers && !traits.takes_readers) {
       Report(PositionOf(read.readers->key), read.readers->path,
-             "only applies to kinds buffered, direct and random");
+             "only applies to kinds " + KindsWhere([](auto& k) { return k.takes_readers; }));
     }
   }
   // Whether the target is remote is a fact of each run, not of the file: the runs apply the

@@ -260,15 +260,11 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   s->last_activity = now;
   s->run_bytes = state->spec.size != 0 ? state->spec.size : state->last.bytes;
   auto snapshot = states_.Snapshot();
-  if (state->spec.kind != probes::ProbeKind::kDirect) {
-    for (const auto& other : *snapshot) {
-      if (other->spec.kind == probes::ProbeKind::kDirect && other->spec.name != name &&
-          other->spec.target == state->spec.target) {
-        s->twin = other->spec.name;
-        s->twin_generation = other->generation;
-        break;
-      }
-    }
+  // The direct twin (analysis::FindTwin, the one pairing rule) runs beside the probe.
+  if (const analysis::ProbeState* twin = analysis::FindTwin(*snapshot, *state);
+      twin != nullptr && twin->spec.kind == probes::ProbeKind::kDirect) {
+    s->twin = twin->spec.name;
+    s->twin_generation = twin->generation;
   }
   s->report.probe = name;
   s->report.direct_twin = s->twin;

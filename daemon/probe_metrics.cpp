@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <set>
 
 #include "collectors/analysis/drift.h"
+#include "collectors/analysis/verdict.h"
 #include "collectors/common/families.h"
 #include "daemon/exposition.h"
 #include "daemon/verdict_metrics.h"
@@ -236,7 +238,7 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
                                   MetricType::Gauge);
 
   const auto& bounds = probes::LatencyBucketBounds();
-  std::map<std::string, std::pair<double, double>> by_target;  // target → (buffered, direct)
+  std::set<std::string> taxed_targets;  // one page_cache_tax series per target
   for (const auto& state : states) {
     const analysis::ProbeState& s = *state;
     if (s.diagnosis) {
@@ -270,10 +272,15 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
     AddSample(bytes, static_cast<double>(r.bytes), labels);
     if (r.success() && r.throughput_bytes_per_second) {
       AddSample(throughput, *r.throughput_bytes_per_second, labels);
-      if (r.kind == probes::ProbeKind::kBuffered)
-        by_target[r.target].first = *r.throughput_bytes_per_second;
-      if (r.kind == probes::ProbeKind::kDirect)
-        by_target[r.target].second = *r.throughput_bytes_per_second;
+      // The buffered probe and its direct twin (analysis::FindTwin, the one pairing rule).
+      const analysis::ProbeState* twin =
+          r.kind == probes::ProbeKind::kBuffered ? analysis::FindTwin(states, s) : nullptr;
+      if (twin && twin->last.success() && twin->last.throughput_bytes_per_second &&
+          *twin->last.throughput_bytes_per_second > 0 && *r.throughput_bytes_per_second > 0 &&
+          taxed_targets.insert(r.target).second) {
+        AddSample(tax, 1 - *r.throughput_bytes_per_second / *twin->last.throughput_bytes_per_second,
+                  {{"target", r.target}});
+      }
     }
     if (s.baseline && *s.baseline > 0) {
       if (auto bps = s.baseline_bytes_per_second()) AddSample(baseline, *bps, labels);
@@ -378,11 +385,6 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
     info_labels.push_back({"scheduler", t.scheduler});
     std::sort(info_labels.begin(), info_labels.end());
     AddSample(info, 1, std::move(info_labels));
-  }
-  for (const auto& [target, pair] : by_target) {
-    if (pair.first > 0 && pair.second > 0) {
-      AddSample(tax, 1 - pair.first / pair.second, {{"target", target}});
-    }
   }
   for (
       auto* family :

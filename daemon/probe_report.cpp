@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "collectors/probes/kinds.h"
 #include "collectors/probes/result_fields.h"
 
 namespace iodrift::daemon {
@@ -48,21 +49,6 @@ std::string Figure(const probes::ProbeResult& r) {
 std::size_t DisplayWidth(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(
       s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-const char* HdparmPhrase(probes::ProbeKind kind) {
-  switch (kind) {
-    case probes::ProbeKind::kCached:
-      return "cached reads";
-    case probes::ProbeKind::kBuffered:
-      return "buffered disk reads";
-    case probes::ProbeKind::kDirect:
-      return "O_DIRECT disk reads";
-    case probes::ProbeKind::kMemory:
-      return "memcpy (streaming)";
-    default:
-      return "reads";
-  }
 }
 
 // The memory state that explains a figure, in the order an operator reads it.
@@ -169,7 +155,7 @@ std::string ProbeResultsTable(const std::vector<probes::ProbeResult>& results) {
     std::string detail;
     if (r.success() && r.throughput_bytes_per_second) {
       // hdparm's line: " Timing buffered disk reads: 64 MB in 0.41 seconds = 156.10 MB/sec".
-      detail = std::string(HdparmPhrase(r.kind)) + ": ";
+      detail = std::string(probes::Traits(r.kind).reads_phrase) + ": ";
       if (r.bytes > 0) detail += FormatBytes(static_cast<double>(r.bytes)) + " = ";
       detail += FormatRate(*r.throughput_bytes_per_second);
     } else if (r.success()) {

@@ -6,6 +6,7 @@
 
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/explain.h"
+#include "collectors/probes/kinds.h"
 #include "collectors/probes/result_fields.h"
 #include "daemon/page_format.h"
 #include "daemon/probe_report.h"
@@ -149,15 +150,13 @@ std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string
   Chart fig = base_chart(
       "figure", IsOps(kind) ? "Operations per second and baseline" : "Throughput and baseline");
   fig.format_y = [kind](double v) { return FormatFigure(kind, v); };
-  ChartSeries figure{IsOps(kind)
-                         ? std::string(kind == probes::ProbeKind::kRandom ? "random reads (ops/s)"
-                                                                          : "file creates (ops/s)")
-                         : "throughput",
-                     "figure",
-                     "#1f77b4",
-                     false,
-                     true,
-                     {}};
+  ChartSeries figure{
+      IsOps(kind) ? std::string(probes::Traits(kind).reads_phrase) + " (ops/s)" : "throughput",
+      "figure",
+      "#1f77b4",
+      false,
+      true,
+      {}};
   ChartSeries baseline{"baseline", "baseline", "#555555", true, false, {}};
   // 2. The ratio to the baseline.
   Chart ratio_chart = base_chart("ratio", "Ratio to baseline (1.00× = as fast as after boot)");

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "collectors/probes/kinds.h"
+
 namespace iodrift::analysis {
 
 using namespace probes;  // NOLINT: reads what the probes measured
@@ -82,14 +84,9 @@ DriftFeatures UnknownFeatures() {
   return f;
 }
 
-bool IsThroughputKind(ProbeKind kind) {
-  return kind != ProbeKind::kRandom && kind != ProbeKind::kMetadata;
-}
+bool IsThroughputKind(ProbeKind kind) { return !probes::Traits(kind).ops_figure; }
 
-std::string_view DriftFigureOp(ProbeKind kind) {
-  if (IsThroughputKind(kind)) return "";
-  return kind == ProbeKind::kRandom ? "read" : "create";
-}
+std::string_view DriftFigureOp(ProbeKind kind) { return probes::Traits(kind).op; }
 
 std::string_view DriftFigureUnit(ProbeKind kind) {
   return IsThroughputKind(kind) ? "bytes/s" : "ops/s";

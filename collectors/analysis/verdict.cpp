@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <initializer_list>
 
+#include "collectors/probes/kinds.h"
+
 namespace iodrift::analysis {
 
 using namespace probes;  // NOLINT: reads what the probes measured
@@ -374,16 +376,10 @@ Verdict DecideVerdict(const VerdictInput& in) {
 }
 
 const ProbeState* FindTwin(const ProbeSnapshot& all, const ProbeState& state) {
-  ProbeKind want;
-  if (state.spec.kind == ProbeKind::kBuffered) {
-    want = ProbeKind::kDirect;
-  } else if (state.spec.kind == ProbeKind::kDirect) {
-    want = ProbeKind::kBuffered;
-  } else {
-    return nullptr;
-  }
+  const std::optional<ProbeKind> want = probes::Traits(state.spec.kind).twin;
+  if (!want) return nullptr;
   for (const auto& other : all) {
-    if (other && other->spec.kind == want && other->spec.target == state.spec.target &&
+    if (other && other->spec.kind == *want && other->spec.target == state.spec.target &&
         other->ran()) {
       return other.get();
     }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace iodrift {
@@ -40,16 +41,23 @@ Expected<void> WriteAll(int fd, std::string_view data, const std::string& what) 
   return {};
 }
 
-Expected<std::string> ReadAll(int fd, std::size_t max_bytes, const std::string& what) {
+namespace {
+
+// The one bounded read loop: read() (or pread() from offset 0 when `positional`) until end of
+// file into a buffer sized for `size_hint`, retrying EINTR; EFBIG past `max_bytes`.
+Expected<std::string> ReadBounded(int fd, std::size_t max_bytes, const std::string& what,
+                                  std::size_t size_hint, bool positional) {
   std::string out;
-  out.resize(8192);
+  out.resize(std::max<std::size_t>(positional ? 4096 : 8192, size_hint + size_hint / 4 + 1024));
   std::size_t used = 0;
   for (;;) {
     if (used == out.size()) {
       if (out.size() > max_bytes) break;
       out.resize(out.size() * 2);
     }
-    const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+    const ssize_t n =
+        positional ? ::pread(fd, out.data() + used, out.size() - used, static_cast<off_t>(used))
+                   : ::read(fd, out.data() + used, out.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
@@ -63,6 +71,17 @@ Expected<std::string> ReadAll(int fd, std::size_t max_bytes, const std::string& 
   }
   out.resize(used);
   return out;
+}
+
+}  // namespace
+
+Expected<std::string> ReadAll(int fd, std::size_t max_bytes, const std::string& what) {
+  return ReadBounded(fd, max_bytes, what, 0, false);
+}
+
+Expected<std::string> PreadAll(int fd, std::size_t size_hint, std::size_t max_bytes,
+                               const std::string& what) {
+  return ReadBounded(fd, max_bytes, what, size_hint, true);
 }
 
 Expected<UniqueFd> OpenDirectory(int dirfd, const std::string& name, bool nofollow) {

@@ -44,8 +44,12 @@ class UniqueFd {
 // write() until all of `data` is written, retrying EINTR. `what` names the file in the error.
 Expected<void> WriteAll(int fd, std::string_view data, const std::string& what);
 
-// read() until EOF, retrying EINTR; fails with EFBIG when more than `max_bytes` arrive.
+// The bounded read, written once: read() until EOF, retrying EINTR; fails with EFBIG when more
+// than `max_bytes` arrive. PreadAll reads with pread() from offset 0 (a kept procfs/sysfs file,
+// kept_files.h) into a buffer sized for `size_hint` bytes.
 Expected<std::string> ReadAll(int fd, std::size_t max_bytes, const std::string& what);
+Expected<std::string> PreadAll(int fd, std::size_t size_hint, std::size_t max_bytes,
+                               const std::string& what);
 
 // Opens directory `name` relative to `dirfd` (AT_FDCWD: a path) with O_DIRECTORY|O_CLOEXEC, and
 // O_NOFOLLOW when `nofollow` (a symlink then fails with ELOOP/ENOTDIR).

@@ -14,33 +14,6 @@ namespace iodrift {
 
 namespace {
 
-// pread() from offset 0 until end of file into a buffer sized for `size_hint` bytes.
-Expected<std::string> PreadAll(int fd, std::size_t size_hint, std::size_t max_bytes,
-                               const std::string& what) {
-  std::string out;
-  out.resize(std::max<std::size_t>(4096, size_hint + size_hint / 4 + 1024));
-  std::size_t used = 0;
-  for (;;) {
-    if (used == out.size()) {
-      if (out.size() > max_bytes) break;
-      out.resize(out.size() * 2);
-    }
-    const ssize_t n = ::pread(fd, out.data() + used, out.size() - used, static_cast<off_t>(used));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      return Fail(err, SystemErrorMessage("read " + what, err));
-    }
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
-  }
-  if (used > max_bytes) {
-    return Fail(EFBIG, "read " + what + ": larger than " + std::to_string(max_bytes) + " bytes");
-  }
-  out.resize(used);
-  return out;
-}
-
 bool OnProcOrSysfs(int fd) {
   struct statfs fs {};
   if (::fstatfs(fd, &fs) != 0) return false;

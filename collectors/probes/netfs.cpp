@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "collectors/common/proc_root.h"
+#include "collectors/probes/kinds.h"
 #include "collectors/probes/target.h"
 
 namespace iodrift::probes {
@@ -123,17 +124,24 @@ bool TargetLooksRemote(const std::string& target) {
 
 void ApplyRemoteDefaults(ProbeSpec& spec, const GivenKeys& given) {
   if (!given.timeout && spec.timeout < kRemoteTimeout) spec.timeout = kRemoteTimeout;
-  if (!given.size && spec.kind != ProbeKind::kMetadata && spec.kind != ProbeKind::kMemory &&
-      spec.kind != ProbeKind::kRandom) {
-    spec.size = kRemoteSize;
+  const KindTraits& kind = Traits(spec.kind);
+  if (!kind.has_target) return;
+  switch (kind.size_key) {
+    case SizeKey::kBytes:
+      if (!given.size) spec.size = kRemoteSize;
+      break;
+    case SizeKey::kFiles:
+      if (!given.files) spec.files = kRemoteFiles;
+      break;
+    case SizeKey::kRequests:
+      if (!given.requests) spec.requests = kRemoteRequests;
+      break;
   }
-  if (!given.files && spec.kind == ProbeKind::kMetadata) spec.files = kRemoteFiles;
-  if (!given.requests && spec.kind == ProbeKind::kRandom) spec.requests = kRemoteRequests;
 }
 
 ProbeSpec WithRemoteDefaults(const ProbeSpec& spec) {
   ProbeSpec out = spec;
-  if (spec.kind == ProbeKind::kMemory || spec.target.empty()) return out;
+  if (!Traits(spec.kind).has_target || spec.target.empty()) return out;
   if (spec.remote ? *spec.remote : TargetLooksRemote(spec.target)) {
     ApplyRemoteDefaults(out, spec.given);
   }

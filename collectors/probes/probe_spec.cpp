@@ -1,36 +1,24 @@
 #include "collectors/probes/probe_spec.h"
 
-#include <array>
+#include "collectors/probes/kinds.h"
 
 namespace iodrift::probes {
-namespace {
-
-constexpr std::array<std::string_view, 6> kKindNames = {"cached", "buffered", "direct",
-                                                        "random", "metadata", "memory"};
-
-}  // namespace
 
 std::string_view ProbeKindName(ProbeKind kind) {
   const auto index = static_cast<std::size_t>(kind);
-  if (index < kKindNames.size()) return kKindNames[index];
+  if (index < AllKinds().size()) return Traits(kind).name;
   return "unknown";
 }
 
 std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
-  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
-    if (kKindNames[i] == name) return static_cast<ProbeKind>(i);
+  for (const KindTraits& k : AllKinds()) {
+    if (k.name == name) return k.kind;
   }
   return std::nullopt;
 }
 
-bool KindTakesReaders(ProbeKind kind) {
-  return kind == ProbeKind::kBuffered || kind == ProbeKind::kDirect || kind == ProbeKind::kRandom;
-}
+bool KindTakesReaders(ProbeKind kind) { return Traits(kind).takes_readers; }
 
-Duration MinInterval(ProbeKind kind) {
-  using std::chrono::milliseconds;
-  return kind == ProbeKind::kCached || kind == ProbeKind::kMetadata ? milliseconds(100)
-                                                                    : milliseconds(1000);
-}
+Duration MinInterval(ProbeKind kind) { return Traits(kind).min_interval; }
 
 }  // namespace iodrift::probes

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collectors/probes/kinds.h"
+
 namespace iodrift::probes {
 namespace {
 
@@ -91,7 +93,7 @@ void VisitProbeResult(const ProbeResult& r, ResultFieldVisitor& v) {
   // The readers curve (readers.h): per figure a map from the reader count ("1", "2", ...).
   v.BeginGroup("readers", GroupShape::kRecord, !r.readers.empty());
   if (!r.readers.empty()) {
-    v.Text("unit", r.kind == ProbeKind::kRandom ? "ops_per_second" : "bytes_per_second");
+    v.Text("unit", Traits(r.kind).ops_figure ? "ops_per_second" : "bytes_per_second");
     auto per_step = [&](std::string_view key, auto figure) {
       v.BeginGroup(key, GroupShape::kMap, true);
       for (const ReaderStep& step : r.readers) figure(std::to_string(step.readers), step);

@@ -11,6 +11,7 @@
 #include "collectors/probes/context.h"
 #include "collectors/probes/direct.h"
 #include "collectors/probes/io_util.h"
+#include "collectors/probes/kinds.h"
 #include "collectors/probes/members.h"
 #include "collectors/probes/memory.h"
 #include "collectors/probes/metadata.h"
@@ -80,9 +81,7 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
   result.name = spec.name;
   result.kind = spec.kind;
   result.target = spec.target;
-  result.spec_size = spec.kind == ProbeKind::kMetadata ? spec.files
-                     : spec.kind == ProbeKind::kRandom ? spec.requests
-                                                       : spec.size;
+  result.spec_size = SpecSize(spec);
   result.outcome = Outcome::kError;
   result.start_time_seconds = WallSeconds();
   const double t0 = MonotonicSeconds();

@@ -80,6 +80,21 @@ def mount_entry(mountpoint):
     return found
 
 
+def wait_mounted(mountpoint, fstype, proc, what, log, timeout):
+    """Waits until `mountpoint` is a mount of `fstype` (e.g. fuse.sshfs) made by process `proc`;
+    returns its (major, minor). Raises RuntimeError with log() when `proc` exits first or after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        entry = mount_entry(mountpoint)
+        if entry and entry[2] == fstype:
+            return entry[:2]
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}: {log()}")
+        time.sleep(0.02)
+    raise RuntimeError(f"{what} did not mount {mountpoint} in {timeout} s: {log()}")
+
+
 def _fusectl_mounted():
     return any(point == FUSECTL and fstype == "fusectl" for point, _, _, fstype in _mountinfo())
 
@@ -140,16 +155,9 @@ class FaultFS:
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            entry = mount_entry(self.mountpoint)
-            if entry and entry[2] == "fuse.faultfs":
-                self.dev = entry[:2]
-                return self
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"faultfs exited with {self.proc.returncode}: {self.log()}")
-            time.sleep(0.02)
-        raise RuntimeError(f"faultfs did not mount {self.mountpoint} in 10 s: {self.log()}")
+        self.dev = wait_mounted(self.mountpoint, "fuse.faultfs", self.proc, "faultfs", self.log,
+                                timeout=10)
+        return self
 
     def abort(self):
         """Aborts the FUSE connection: every pending and future request fails (ENOTCONN)."""

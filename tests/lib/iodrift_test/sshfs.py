@@ -136,15 +136,9 @@ class SshfsMount:
                                        self.mountpoint],
                                       stdin=subprocess.DEVNULL, stdout=self._sshfs_log,
                                       stderr=subprocess.STDOUT, start_new_session=True)
-        while time.monotonic() < deadline + 10:
-            entry = fuse.mount_entry(self.mountpoint)
-            if entry and entry[2] == "fuse.sshfs":
-                self.dev = entry[:2]
-                return self
-            if self.sshfs.poll() is not None:
-                raise RuntimeError(f"sshfs exited {self.sshfs.returncode}: {self.sshfs_log()}")
-            time.sleep(0.05)
-        raise RuntimeError(f"sshfs did not mount in 20 s: {self.sshfs_log()}")
+        self.dev = fuse.wait_mounted(self.mountpoint, "fuse.sshfs", self.sshfs, "sshfs",
+                                     self.sshfs_log, timeout=max(1.0, deadline + 10 - time.monotonic()))
+        return self
 
     def sshd_log(self):
         with contextlib.suppress(OSError), open(os.path.join(self.dir, "sshd.log")) as f:
