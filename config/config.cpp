@@ -37,6 +37,16 @@
 namespace iodrift::config {
 namespace {
 
+// The `time_budget:` a probe of `kind` gets when the config does not set one: 100 ms for cached
+// and memory, whose timed windows copy for the whole budget (CPU-bound: a run costs about its
+// budget of CPU on a free core, and 12 runs an hour must stay within 2 CPU-seconds), 250 ms for
+// the others (a cap on reading; their CPU is the kernel's I/O path, far below the budget).
+Duration DefaultTimeBudget(ProbeKind kind) {
+  using std::chrono::milliseconds;
+  return kind == ProbeKind::kCached || kind == ProbeKind::kMemory ? milliseconds(100)
+                                                                  : milliseconds(250);
+}
+
 // After this many problems the rest are summarised in one line: a 1 MiB file of typos would
 // otherwise print hundreds of thousands of lines.
 constexpr std::size_t kMaxProblems = 100;
@@ -1260,6 +1270,7 @@ class Loader {
     }
     // Checks that depend on the kind only make sense once the kind is known.
     if (read.kind_valid) {
+      if (!read.time_budget) probe.time_budget = DefaultTimeBudget(probe.kind);
       if (probe.kind == ProbeKind::kMemory) {
         if (read.target) ReportValue(*read.target, "a memory probe reads no file; remove `target`");
       } else if (!read.target) {
@@ -1559,6 +1570,7 @@ Config DefaultConfig(const std::string& state_dir) {
     probe.kind = kind;
     probe.interval = std::chrono::minutes(5);
     probe.size = 0;
+    probe.time_budget = DefaultTimeBudget(kind);
     if (kind == ProbeKind::kMemory) {
       probe.name = "memory";
     } else {
