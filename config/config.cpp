@@ -242,6 +242,7 @@ Config DefaultConfig(const std::string& state_dir) {
     probe.kind = kind.kind;
     probe.interval = std::chrono::minutes(5);
     probe.size = 0;
+    probe.time_budget = kind.default_time_budget;
     if (!kind.has_target) {
       probe.name = std::string(kind.name);
     } else {

@@ -180,6 +180,7 @@ ProbeSpec Loader::LoadProbe(const YAML::Node& item, const std::string& path,
   // Checks that depend on the kind only make sense once the kind is known.
   if (read.kind_valid) {
     const probes::KindTraits& traits = probes::Traits(probe.kind);
+    if (!read.time_budget) probe.time_budget = traits.default_time_budget;
     if (!traits.has_target) {
       if (read.target) {
         ReportValue(*read.target,

@@ -41,6 +41,11 @@ struct KindTraits {
   bool takes_readers;  // `readers:` (parallel readers, readers.h)
   bool takes_members;  // `members:` (array members, members.h)
   Duration min_interval;
+  // The `time_budget:` when the config sets none: 100 ms for cached and memory, whose timed
+  // windows copy for the whole budget (CPU-bound: a run costs about its budget of CPU on a free
+  // core, and 12 runs an hour must stay within 2 CPU-seconds); 250 ms for the others (a cap on
+  // reading; their CPU is the kernel's I/O path, far below the budget).
+  Duration default_time_budget;
   // The kind whose run on the same target tells this one's device from its page cache
   // (buffered <-> direct); analysis::FindTwin pairs probes by it.
   std::optional<ProbeKind> twin;

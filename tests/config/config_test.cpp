@@ -85,6 +85,29 @@ class TempDir {
 
 // ---- defaults and the happy path ----------------------------------------------------------------
 
+// The CPU-bound kinds (cached, memory) default to a 100 ms time budget, the others to 250 ms; a
+// configured one is kept; the embedded default config agrees.
+TEST(LoadFromString, TimeBudgetDefaultsByKind) {
+  const Config c = LoadOk(
+      "probes:\n"
+      "  - {name: c, kind: cached, target: /tmp}\n"
+      "  - {name: m, kind: memory}\n"
+      "  - {name: b, kind: buffered, target: /tmp}\n"
+      "  - {name: r, kind: random, target: /tmp}\n"
+      "  - {name: c2, kind: cached, target: /tmp, time_budget: 250ms}\n");
+  ASSERT_EQ(c.probes.size(), 5u);
+  EXPECT_EQ(c.probes[0].time_budget, std::chrono::milliseconds(100));
+  EXPECT_EQ(c.probes[1].time_budget, std::chrono::milliseconds(100));
+  EXPECT_EQ(c.probes[2].time_budget, std::chrono::milliseconds(250));
+  EXPECT_EQ(c.probes[3].time_budget, std::chrono::milliseconds(250));
+  EXPECT_EQ(c.probes[4].time_budget, std::chrono::milliseconds(250));
+  for (const auto& probe : DefaultConfig("/var/lib/iodrift").probes) {
+    const bool cpu_bound =
+        probe.kind == probes::ProbeKind::kCached || probe.kind == probes::ProbeKind::kMemory;
+    EXPECT_EQ(probe.time_budget, std::chrono::milliseconds(cpu_bound ? 100 : 250)) << probe.name;
+  }
+}
+
 TEST(LoadFromString, EmptyDocumentIsAllDefaults) {
   for (std::string_view text : {"", "\n\n", "# only a comment\n", "---\n", "~\n", "---\n...\n"}) {
     Config config = LoadOk(text);
@@ -403,7 +426,7 @@ TEST(LoadFromString, TimeoutMustExceedTimeBudget) {
 )");
   EXPECT_EQ(problem.ToString(),
             "bad.yaml:4:14: probes[0].timeout: timeout (100ms) must be "
-            "greater than time_budget (250ms)");
+            "greater than time_budget (100ms)");
 }
 
 TEST(LoadFromString, BadProbeNames) {
