@@ -162,6 +162,9 @@ def exposition(uptime, started, machine):
             m("iodrift_probe_context_bytes", mem[field], field=field, **p)
         for feature, rho in {"uptime": -0.8, "slab_unreclaimable": -0.6, "free_memory": 0.4}.items():
             m("iodrift_probe_correlation", rho, feature=feature, **p)
+        # The verdict (one series per probe with a baseline): the regressed machine's probes name a
+        # cause, the others are not slower than their baseline.
+        m("iodrift_probe_verdict", 1, cause="memory_reclaim" if machine == 3 else "undetermined", **p)
         m("iodrift_probe_target_info", 1, fstype="block", scheduler="mq-deadline", read_ahead_kb="128",
           rotational="0", **p)
     # Parallel readers (issue 18): sda-buffered and sda-random with `readers: [1, 2]`.
