@@ -307,7 +307,8 @@ def main():
                         "--web.listen-address=127.0.0.1:%d" % am_port,
                         "--cluster.listen-address=", "--log.level=warn"],
                        os.path.join(am_dir, "alertmanager.log"))
-            if not smoke.wait_ready(am_base, am, 30):
+            why = smoke.wait_ready(am_base + "/-/ready", [am], 30)
+            if why:
                 fail("alertmanager did not become ready:\n" +
                      tail(os.path.join(am_dir, "alertmanager.log")))
 
@@ -318,7 +319,8 @@ def main():
                           "--storage.tsdb.path=" + os.path.join(prom_dir, "data"),
                           "--web.listen-address=127.0.0.1:%d" % prom_port,
                           "--rules.alert.resend-delay=1s", "--log.level=warn"], prom_log)
-            if not smoke.wait_ready(base, prom, 30):
+            why = smoke.wait_ready(base + "/-/ready", [prom], 30)
+            if why:
                 fail("prometheus did not become ready:\n" + tail(prom_log))
 
             names = [n for n, _ in PROBES]

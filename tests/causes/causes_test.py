@@ -23,6 +23,7 @@ import sys
 
 import zoo
 from cases import CASES
+from iodrift_test import delayacct
 from iodrift_test.devices import Scratch, need_root
 from iodrift_test.skip import fail, skip
 
@@ -39,26 +40,30 @@ def main():
              f"{', '.join(c.name for c in CASES)}")
     outcomes = []
     evidence_path = os.environ.get("IODRIFT_CAUSES_EVIDENCE")
-    for case in CASES:
-        if wanted and case.name not in wanted:
-            continue
-        print(f"== {case.name}: inducing {case.expected or 'nothing'}, {zoo.RUNS} runs", flush=True)
-        with Scratch("causes-" + case.name.replace("_", "-")) as s:
-            o = zoo.run_case(case, s)
-        outcomes.append(o)
-        if o.skipped:
-            print(f"   skipped: {o.skipped}")
-        elif o.note:
-            print(f"   {o.note}")
-        for r in o.runs:
-            ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
-            print(f"   {r.probe}: ratio {ratio}: {r.text}")
-        if evidence_path:
-            with open(evidence_path, "a") as f:
-                for r in o.runs:
-                    f.write(json.dumps({"case": case.name, "expected": case.expected,
-                                        "probe": r.probe, "verdict": r.verdict,
-                                        "run": r.evidence}) + "\n")
+    # Delay accounting on, as docs/reading-drift.md tells an operator: the block I/O wait and the
+    # reclaim/compaction delays are the evidence most causes need.
+    with delayacct.enabled() as no_delayacct:
+        print(f"delay accounting: {'off (' + no_delayacct + ')' if no_delayacct else 'on'}")
+        for case in CASES:
+            if wanted and case.name not in wanted:
+                continue
+            print(f"== {case.name}: inducing {case.expected or 'nothing'}, {zoo.RUNS} runs", flush=True)
+            with Scratch("causes-" + case.name.replace("_", "-")) as s:
+                o = zoo.run_case(case, s)
+            outcomes.append(o)
+            if o.skipped:
+                print(f"   skipped: {o.skipped}")
+            elif o.note:
+                print(f"   {o.note}")
+            for r in o.runs:
+                ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
+                print(f"   {r.probe}: ratio {ratio}: {r.text}")
+            if evidence_path:
+                with open(evidence_path, "a") as f:
+                    for r in o.runs:
+                        f.write(json.dumps({"case": case.name, "expected": case.expected,
+                                            "probe": r.probe, "verdict": r.verdict,
+                                            "run": r.evidence}) + "\n")
     print()
     print(zoo.matrix(outcomes))
     wrong = [(o.case.name, r.probe, r.text) for o in outcomes if not o.skipped for r in o.wrong()]

@@ -269,7 +269,8 @@ def main():
                  "--storage.tsdb.path=" + os.path.join(prom_dir, "data"),
                  "--web.listen-address=127.0.0.1:%d" % port, "--log.level=warn"],
                 stdout=log, stderr=subprocess.STDOUT, preexec_fn=smoke._die_with_parent)
-            if not smoke.wait_ready(base, prom, 30):
+            why = smoke.wait_ready(base + "/-/ready", [prom], 30)
+            if why:
                 with open(log_path) as f:
                     fail("prometheus did not become ready:\n" + f.read()[-3000:])
             ready = time.monotonic()

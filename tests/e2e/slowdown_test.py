@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 
-from iodrift_test import prom
+from iodrift_test import delayacct, prom
 from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.dbus import Bus, ctl, wait_for_service
@@ -137,7 +137,11 @@ def check_exported(d, figures, shown):
 
 
 def main():
-    with Scratch("slowdown") as s, Bus() as bus:
+    # The device is named from the readers' block I/O wait (delay accounting): on, as the docs tell
+    # an operator; without it the honest verdict is undetermined.
+    with Scratch("slowdown") as s, Bus() as bus, delayacct.enabled() as no_delayacct:
+        if no_delayacct:
+            print(f"delay accounting off ({no_delayacct}): undetermined is accepted for the device")
         dev = s.loop(512 << 20, "fs", losetup_args=("--direct-io=on",))
         mnt = s.mount(dev, "mnt")
         target = os.path.join(mnt, "data")
@@ -174,7 +178,8 @@ def main():
                 wait_for("a throttled buffered run",
                          lambda: [h for h in runs_since(d, BUF, since)
                                   if h["figure"] < SLOW * baseline], timeout=120, interval=1)
-                check_verdicts(bus, "device")  # on the slow run, before diagnose re-measures
+                # on the slow run, before diagnose re-measures
+                check_verdicts(bus, "device", undetermined_ok=bool(no_delayacct))
                 device = diagnose(bus, BUF)
                 f = device["figures"]
                 if f.get("recovered") != 0:
