@@ -138,8 +138,11 @@ DriftFeatures ExtractDriftFeatures(const ProbeResult& r) {
     set(DriftFeature::kDentriesNegative, static_cast<double>(it->second));
   }
   if (const auto& tp = r.time_seconds) {
-    if (IsThroughputKind(r.kind) && r.bytes > 0) {
-      const double gib = static_cast<double>(r.bytes) / (1ull << 30);
+    // The time parts are the first step's (a readers curve has one per step): per GiB of what
+    // that step read, not of the whole run.
+    const std::uint64_t timed_bytes = r.readers.empty() ? r.bytes : r.readers.front().bytes;
+    if (IsThroughputKind(r.kind) && timed_bytes > 0) {
+      const double gib = static_cast<double>(timed_bytes) / (1ull << 30);
       set(DriftFeature::kKernelCpuPerGib, tp->kernel_cpu / gib);
       if (tp->device_busy) set(DriftFeature::kDeviceBusyPerGib, *tp->device_busy / gib);
     }

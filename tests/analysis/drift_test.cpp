@@ -70,6 +70,27 @@ TEST(ExtractDriftFeatures, DerivesRatesAndSumsAndLeavesMissingInputsUnknown) {
   EXPECT_TRUE(std::isnan(f[Idx(DriftFeature::kCached)]));
 }
 
+TEST(ExtractDriftFeatures, PerGibTimePartsAreOfTheFirstStepOfAReadersCurve) {
+  // time_seconds are the first step's (one reader, 64 MiB); the run read 192 MiB in all.
+  ProbeResult r = Buffered(100, 5000, 3600);
+  r.bytes = 192ull << 20;
+  ReaderStep one;
+  one.readers = 1;
+  one.bytes = 64ull << 20;
+  ReaderStep two;
+  two.readers = 2;
+  two.bytes = 128ull << 20;
+  r.readers = {one, two};
+  TimeParts tp;
+  tp.wall = 0.5;
+  tp.kernel_cpu = 0.1;
+  tp.device_busy = 0.2;
+  r.time_seconds = tp;
+  const DriftFeatures f = ExtractDriftFeatures(r);
+  EXPECT_DOUBLE_EQ(f[Idx(DriftFeature::kKernelCpuPerGib)], 0.1 * 16);  // 64 MiB = 1/16 GiB
+  EXPECT_DOUBLE_EQ(f[Idx(DriftFeature::kDeviceBusyPerGib)], 0.2 * 16);
+}
+
 TEST(DriftFeatureName, RoundTripsEveryFeature) {
   for (std::size_t i = 0; i < kDriftFeatureCount; ++i) {
     EXPECT_FALSE(DriftFeatureName(i).empty());
