@@ -315,6 +315,15 @@ Verdict DecideVerdict(const VerdictInput& in) {
       evidence = &part;
       note = no_blkio + ": the wait is taken as block I/O as the system's io stall covers it";
     }
+    // Not the device when memory waits took part: the block I/O may then be re-reading pages
+    // that reclaim took (readahead evicted before use, refaults), which the device did not cause.
+    for (const Evidence* m : {&memory_wait, &compaction, &cgroup_memory}) {
+      if (m->known && added > 0 && m->now >= kAbsent * added) {
+        return no_cause("memory reclaim took part (" + std::string(m->label) + " " +
+                        Percent(m->now / added) +
+                        " of the added time): the block I/O may be re-reads of pages it took");
+      }
+    }
     // 5, 6: the direct twin.
     if (in.kind == ProbeKind::kBuffered && in.twin_ratio && *in.twin_ratio >= kSlowdownRatio) {
       return undetermined(text(*evidence, "direct reads did not slow: not the device"));

@@ -27,7 +27,11 @@
 //                       I/O wait does not; on a remote target → remote_filesystem; on a local one
 //                       block I/O wait (blkio delay) must carry: the device's bytes during the
 //                       step were <= kOthersQuiet others' → device, >= kOthersBusy others' →
-//                       device_busy, between or unknown → undetermined. Without delay accounting
+//                       device_busy, between or unknown → undetermined; but when the memory
+//                       waits (reclaim + thrashing + swap-in delay, compaction delay or the
+//                       cgroup's memory stall) now reach kAbsent of the added time →
+//                       undetermined: the block I/O may be re-reads of pages reclaim took (the
+//                       zoo's memory_high case). Without delay accounting
 //                       (the fallback): device only when others' share <= kOthersQuiet and the
 //                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
 //                       wait can be block I/O; else undetermined naming the missing evidence;

@@ -179,6 +179,13 @@ TEST(Verdict, MemoryCauses) {
   Parts some_reclaim = allocation;
   some_reclaim.reclaim = 0.3;  // took part, did not carry
   Parts high{.wait = 1.2, .cgroup_memory = 1.0, .high_events = 12};
+  // causes.zoo memory_high (CI run, 2026-12-04): a buffered read in a cgroup held at its memory
+  // limit at 5 % of baseline; block I/O wait carried 79 % of the added time (re-reads of pages
+  // reclaim took), reclaim + thrashing delay 31 %, the cgroup's memory stall 45 %.
+  Parts reread{.kernel = 0.54, .wait = 4.9, .runqueue = 0.26, .blkio = 4.47, .reclaim = 1.1,
+               .thrashing = 0.59, .cgroup_memory = 2.43, .psi_io = 2.7};
+  Parts reread_stall_only = reread;  // no delay accounting of reclaim: the cgroup's stall alone
+  reread_stall_only.reclaim = reread_stall_only.thrashing = 0;
   Check({
       {"reclaim on CPU", reclaim_cpu, kHealthy, ProbeKind::kBuffered, false, std::nullopt,
        Cause::kMemoryReclaim, "of it reclaim delay"},
@@ -200,6 +207,11 @@ TEST(Verdict, MemoryCauses) {
        std::nullopt, Cause::kUndetermined, "took part"},
       {"kernel CPU of a direct probe", allocation, kHealthy, ProbeKind::kDirect, false,
        std::nullopt, Cause::kUndetermined, "allocates no page-cache pages"},
+      // NOT device: block I/O carries, but reclaim took part (the reads may be re-reads).
+      {"block I/O with reclaim taking part", reread, kHealthy, ProbeKind::kBuffered, false,
+       std::nullopt, Cause::kUndetermined, "reclaim took part"},
+      {"block I/O with the cgroup's memory stall", reread_stall_only, kHealthy,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined, "reclaim took part"},
   });
 }
 
