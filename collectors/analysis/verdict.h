@@ -36,14 +36,14 @@
 //                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
 //                       wait can be block I/O; else undetermined naming the missing evidence;
 //      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
-//                       added time, and the cgroup's memory stall too, rule them out; without it, no global direct reclaim or
-//                       compaction stall (vmstat allocstall_*, compact_stall) during the run and
-//                       the memory stall (the cgroup's, else PSI) < kAbsent of the added time:
-//                       then on a buffered probe page_allocation, or hypervisor_reclaim when the
-//                       guest handed free memory back to the host during the step (free page
-//                       reporting). Without delay accounting, a direct reclaim (compaction) stall
-//                       alone → memory_reclaim (memory_compaction); both → undetermined. Other
-//                       kinds allocate no page-cache pages → undetermined;
+//                       added time, and the cgroup's memory stall too, rule them out; without it,
+//                       no global direct reclaim or compaction stall (vmstat allocstall_*,
+//                       compact_stall) during the run and the memory stall (the cgroup's, else PSI)
+//                       < kAbsent of the added time: then on a buffered probe page_allocation, or
+//                       hypervisor_reclaim when the guest handed free memory back to the host
+//                       during the step (free page reporting). Without delay accounting, a direct
+//                       reclaim (compaction) stall alone → memory_reclaim (memory_compaction); both
+//                       → undetermined. Other kinds allocate no page-cache pages → undetermined;
 //   5. device or device_busy on a buffered probe whose direct twin (same target) has a ratio and
 //      kept >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct
 //      reads. (A direct twin that fell as well is named in the text as the confirmation; a

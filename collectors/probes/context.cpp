@@ -109,6 +109,13 @@ RunContext RunContext::Begin(const ProcRoot& root, double own_io_share) {
   return ctx;
 }
 
+bool IsMachineStateSuspect(std::string_view reason) {
+  for (std::string_view machine : kMachineStateSuspects) {
+    if (reason == machine) return true;
+  }
+  return false;
+}
+
 void RunContext::Finish(ProbeResult& result, std::uint64_t working_set_bytes) const {
   const ThreadCpu cpu = CurrentThreadCpu();  // first, for the same reason
   result.cpu_user_seconds = std::max(0.0, cpu.user_seconds - cpu_.user_seconds);

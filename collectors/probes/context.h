@@ -41,6 +41,14 @@ namespace iodrift::probes {
 
 inline constexpr std::uint64_t kLowFreeSlackBytes = 64ull << 20;
 inline constexpr double kPressureSuspectAvg10 = 10.0;
+// The suspects that describe the machine during a run (low free memory, io or memory pressure
+// from others), as opposed to the probe's own checks (cache_not_dropped, residency_unverified,
+// cache_evicted ...). A run under either is kept out of the baseline alike; tests of a probe's
+// own checks leave these aside, as a busy machine sets them (Python:
+// tests/lib/iodrift_test/suspects.py).
+inline constexpr std::string_view kMachineStateSuspects[] = {"low_free_memory", "io_pressure",
+                                                             "memory_pressure"};
+bool IsMachineStateSuspect(std::string_view reason);
 // Buddy blocks below this order count as fragmented free memory (order 4 = 64 KiB with 4 KiB
 // pages: what THP, large folios and readahead allocations cannot use).
 inline constexpr std::size_t kFragmentationOrder = 4;

@@ -44,6 +44,11 @@ class Run:
         self.kind = doc.get("kind")
         self.evidence = {k: v for k, v in doc.items() if k not in ("history", "explain")}
 
+    def device_wait(self):
+        """Seconds the run's readers waited off-CPU for the device (its time parts), or 0."""
+        parts = self.evidence.get("time_seconds") or {}
+        return parts.get("device_wait") or 0.0
+
     def column(self):
         """Where the run goes in the matrix: the verdict, or NO_SLOWDOWN for an undetermined
         run that was not slow."""
@@ -53,12 +58,16 @@ class Run:
 
 
 BACKGROUND_CPU = 0.10  # machine-wide CPU pressure (PSI some) above which others contend for CPU
+# Others' I/O stall (machine-wide PSI io some, less the probes' own device wait) above which other
+# work contends for the disk under the loop devices (their backing files share the machine's disk).
+BACKGROUND_IO = 0.10
+DEVICE_CAUSES = {"device", "device_busy"}
 
 
-def cpu_pressure_total():
-    """Microseconds some task waited for a CPU (PSI cpu "some" total), or None without PSI."""
+def pressure_total(resource):
+    """Microseconds some task stalled on `resource` (PSI "some" total: cpu, io), or None."""
     try:
-        with open("/proc/pressure/cpu") as f:
+        with open(f"/proc/pressure/{resource}") as f:
             for line in f:
                 if line.startswith("some"):
                     return int(line.split("total=")[1])
@@ -68,20 +77,29 @@ def cpu_pressure_total():
 
 
 class Outcome:
-    def __init__(self, case, runs=(), skipped=None, note="", cpu_pressure=None):
+    def __init__(self, case, runs=(), skipped=None, note="", cpu_pressure=None,
+                 io_pressure=None):
         self.case, self.runs, self.skipped, self.note = case, list(runs), skipped, note
         self.cpu_pressure = cpu_pressure  # share of the induced runs' time with CPU pressure
+        self.io_pressure = io_pressure  # others' io stall: share of the induced runs' time
 
     def background_cpu(self):
         return (self.cpu_pressure or 0) >= BACKGROUND_CPU
 
+    def background_io(self):
+        return (self.io_pressure or 0) >= BACKGROUND_IO
+
     def accepted(self):
         """Verdicts that are not wrong for this case. On a machine that others load (CPU
         pressure >= BACKGROUND_CPU while the case ran) cpu_contention is not wrong either: the
-        runs did wait for a CPU (a co-present cause, shown in the matrix as such)."""
+        runs did wait for a CPU; with others' io stall >= BACKGROUND_IO, device and device_busy
+        are not wrong either: the disk under the loop devices served others too (co-present
+        causes, shown in the matrix as such)."""
         ok = {"undetermined", self.case.expected}
         if self.background_cpu():
             ok.add("cpu_contention")
+        if self.background_io():
+            ok |= DEVICE_CAUSES
         return ok
 
     def machine_drift(self, run):
@@ -197,11 +215,17 @@ def run_case(case, scratch):
             if why_not:
                 return Outcome(case, skipped=why_not)
             since = time.time()
-            psi0, t0 = cpu_pressure_total(), time.monotonic()
+            psi0, io0, t0 = pressure_total("cpu"), pressure_total("io"), time.monotonic()
             got = collect(d, names, RUNS, since, timeout=60 + 20 * RUNS)
-            psi1, t1 = cpu_pressure_total(), time.monotonic()
+            psi1, io1, t1 = pressure_total("cpu"), pressure_total("io"), time.monotonic()
     pressure = (psi1 - psi0) / 1e6 / (t1 - t0) if psi0 is not None and psi1 is not None else None
     runs = [r for n in names for r in got[n]]
+    io_pressure = None
+    if io0 is not None and io1 is not None:
+        # Less the probes' own device wait (an upper bound of their part in "some"): what is left
+        # is others' io stall. collect() may read a run that started just before t0: bounded by 0.
+        own = sum(r.device_wait() for r in runs)
+        io_pressure = max(0.0, ((io1 - io0) / 1e6 - own) / (t1 - t0))
     if any(len(got[n]) < RUNS for n in names):
         fail(f"{case.name}: fewer than {RUNS} runs per probe under the induced cause: "
              f"{ {n: len(got[n]) for n in names} }")
@@ -209,14 +233,16 @@ def run_case(case, scratch):
     note = f"baselines {', '.join(f'{n} {b / 1e6:.0f} MB/s' for n, b in baselines.items())}"
     if pressure is not None:
         note += f"; CPU pressure (PSI some) {100 * pressure:.0f} % of the induced runs' time"
+    if io_pressure is not None:
+        note += f"; others' io stall {100 * io_pressure:.0f} %"
     if case.expected and case.min_slowdown:
         slow = [r for r in runs if r.ratio is not None and r.ratio < SLOW]
         if not slow:
             return Outcome(case, runs, skipped=(
                 f"the induced condition did not slow the probes on this machine: ratios "
                 f"{', '.join(f'{x:.2f}' for x in ratios)} ({note})"), note=note,
-                cpu_pressure=pressure)
-    return Outcome(case, runs, note=note, cpu_pressure=pressure)
+                cpu_pressure=pressure, io_pressure=io_pressure)
+    return Outcome(case, runs, note=note, cpu_pressure=pressure, io_pressure=io_pressure)
 
 
 def matrix(outcomes):
@@ -245,6 +271,8 @@ def matrix(outcomes):
             result = "ok" if o.correct() * 10 >= 9 * len(o.runs) else "below 9/10"
         if o.background_cpu() and not o.skipped and o.case.expected != "cpu_contention":
             result += f" (CPU pressure {100 * o.cpu_pressure:.0f} %)"
+        if o.background_io() and not o.skipped and o.case.expected not in DEVICE_CAUSES:
+            result += f" (others' io stall {100 * o.io_pressure:.0f} %)"
         drift = sum(o.machine_drift(r) for r in o.runs)
         if drift:
             result += f" ({drift} run(s) met the machine's own page-cache drift)"

@@ -261,16 +261,19 @@ def report(phases, probes, page, samples):
     expected = spearman([h["figure"] for h in window], reclaim_window)
     rows = explain_rows(explain)
     ranked = list(rows)
-    print(f"drift window: {len(window)} runs, reclaim_pages from "
-          f"{min(r for r in reclaim_window if r is not None):.0f} to "
-          f"{max(r for r in reclaim_window if r is not None):.0f}; {len(left_out)} ok runs "
-          f"left out (suspect); rho recomputed here: {expected}")
+    known = [r for r in reclaim_window if r is not None]
+    spread = f"reclaim_pages from {min(known):.0f} to {max(known):.0f}" if known else "none"
+    suspects = buffered.get("suspect") or []  # the last run's (history points carry none)
+    print(f"drift window: {len(window)} runs, {spread}; {len(left_out)} ok runs left out "
+          f"(the last run's suspects: {', '.join(suspects) or '-'}); rho recomputed here: {expected}")
     if expected is None:
         if "reclaim_pages" in rows:
             fail(f"explain shows a reclaim_pages row {rows['reclaim_pages']} although its drift "
                  f"window gives no correlation")
-        skip(f"the squeezed runs did not reach the drift window ({len(left_out)} ok runs left "
-             f"out as suspect), so reclaim_pages did not vary there; iodrift agreed (no row)")
+        skip(f"the squeezed runs did not reach the drift window ({len(window)} runs in it, "
+             f"{len(left_out)} ok runs left out as suspect; the last run's: "
+             f"{', '.join(suspects) or '-'}), so "
+             f"reclaim_pages did not vary there; iodrift agreed (no row)")
     if "reclaim_pages" not in rows or len(rows["reclaim_pages"]) != 3:
         fail(f"explain has no reclaim_pages row (rho, now, at baseline) although its window "
              f"gives rho {expected:+.2f}: {ranked}")

@@ -126,7 +126,9 @@ TEST(MemoryProbe, SaysWhenTheLlcIsLargerThanAStreamBuffer) {
   ASSERT_EQ(big.outcome, Outcome::kOk) << big.error;
   EXPECT_EQ(big.extra.at("llc_bytes"), 32 << 20);
   EXPECT_EQ(big.extra.at("stream_within_llc"), 1);
-  EXPECT_TRUE(big.suspect.empty());  // the machine's property: the runs still form a baseline
+  // The LLC is the machine's property: the runs still form a baseline (no suspect of the probe's
+  // own; pressure from other work on a busy machine is left aside).
+  EXPECT_TRUE(testing::OwnSuspects(big.suspect).empty()) << big.suspect.size();
 
   WriteCacheIndex(fake.path(), 3, 3, "Unified", "1024K");
   const ProbeResult small = RunProbe(spec, env);

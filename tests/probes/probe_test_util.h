@@ -19,7 +19,9 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "collectors/probes/context.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/probe.h"
 #include "collectors/probes/probe_env.h"
@@ -67,6 +69,26 @@ inline bool WriteRandomFile(const std::filesystem::path& path, std::uint64_t byt
   const bool ok = fsync(fd) == 0;
   close(fd);
   return ok;
+}
+
+// A run's suspects without those that describe the machine (kMachineStateSuspects: io or memory
+// pressure from other work, low free memory): what a test of the probe's own checks asserts, so
+// that it holds on a busy machine.
+inline std::vector<std::string> OwnSuspects(const std::vector<std::string>& suspects) {
+  std::vector<std::string> own;
+  for (const auto& s : suspects) {
+    if (!probes::IsMachineStateSuspect(s)) own.push_back(s);
+  }
+  return own;
+}
+// The same for a comma-joined list ("io_pressure,cache_not_dropped,"), joined the same way.
+inline std::string OwnSuspects(const std::string& joined) {
+  std::string own, item;
+  std::istringstream in(joined);
+  while (std::getline(in, item, ',')) {
+    if (!item.empty() && !probes::IsMachineStateSuspect(item)) own += item + ",";
+  }
+  return own;
 }
 
 inline probes::ProbeSpec MakeSpec(const std::string& name, probes::ProbeKind kind,

@@ -165,7 +165,8 @@ TEST_F(AsServiceUser, BufferedRunIsCleanWithReadBytesAsTheWitness) {
   if (v.count("skip")) GTEST_SKIP() << v["skip"];
   ASSERT_EQ(v["outcome"], "ok") << v["error"];
   EXPECT_EQ(v["witness"], "task_io");
-  EXPECT_EQ(v["suspect"], "");  // no residency_unverified, no cache_not_dropped
+  EXPECT_EQ(testing::OwnSuspects(v["suspect"]),
+            "");  // no residency_unverified, no cache_not_dropped
   ASSERT_TRUE(v.count("storage_read_fraction"));
   EXPECT_GE(std::stod(v["storage_read_fraction"]), 0.99);
 }
@@ -202,7 +203,7 @@ TEST_F(AsServiceUser, BufferedReadersEachCountTheirOwnThread) {
   if (v.count("skip")) GTEST_SKIP() << v["skip"];
   ASSERT_EQ(v["outcome"], "ok") << v["error"];
   EXPECT_EQ(v["witness"], "task_io");
-  EXPECT_EQ(v["suspect"], "");
+  EXPECT_EQ(testing::OwnSuspects(v["suspect"]), "");
 }
 
 TEST_F(AsServiceUser, CachedRunIsVerifiedWithReadBytesAsTheWitness) {
@@ -211,7 +212,8 @@ TEST_F(AsServiceUser, CachedRunIsVerifiedWithReadBytesAsTheWitness) {
   if (v.count("skip")) GTEST_SKIP() << v["skip"];
   ASSERT_EQ(v["outcome"], "ok") << v["error"];
   EXPECT_EQ(v["witness"], "task_io");
-  EXPECT_EQ(v["suspect"], "");  // neither residency_unverified nor cache_evicted
+  EXPECT_EQ(testing::OwnSuspects(v["suspect"]),
+            "");  // neither residency_unverified nor cache_evicted
   ASSERT_TRUE(v.count("storage_read_fraction"));
   EXPECT_LE(std::stod(v["storage_read_fraction"]), 0.01);
 }

@@ -353,8 +353,10 @@ TEST(TargetSecurity, ReplacedRegularFileStartsANewBaseline) {
   auto env = MakeEnv("");
   env.target_devices = Pins();
   const auto spec = MakeSpec("c", probes::ProbeKind::kCached, target.string(), 4 << 20);
-  const auto first = RunProbe(spec, env);
+  auto first = RunProbe(spec, env);
   ASSERT_EQ(first.outcome, Outcome::kOk);
+  first.suspect =
+      testing::OwnSuspects(first.suspect);  // a busy machine's pressure is not under test
   ProbeBaseline pb;
   UpdateBaseline(pb, first, 1);
   ASSERT_TRUE(pb.baseline);
