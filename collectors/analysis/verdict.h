@@ -82,7 +82,11 @@ inline constexpr double kPartGrowth = 1.5;
 inline constexpr double kOutgrowRest = 1.25;
 inline constexpr double kTwinWindowSeconds = 30;
 // Others' share of the device's bytes during the step: at most kOthersQuiet, the device served
-// us; at least kOthersBusy, our requests queued behind others'; between, undetermined.
+// us; at least kOthersBusy, our requests queued behind others'; between, undetermined. Measured
+// in the cause zoo (docs/reading-drift.md): 0-0.12 on a device slowed with nobody else on it
+// (block throttle, slow backing store, healthy runs), 0.73-0.94 with another reader queued ahead
+// on a serialized device; a share of bytes, not of the device's time, so a busy reader whose
+// requests are smaller than the other's can read lower (0.37-0.49 seen): undetermined then.
 inline constexpr double kOthersQuiet = 0.25;
 inline constexpr double kOthersBusy = 0.5;
 // Evidence whose time per unit now is below kAbsent x the added time is absent.
