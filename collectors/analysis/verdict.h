@@ -10,8 +10,10 @@
 // baseline figure. Every piece of evidence (a part, or an overlapping figure such as a delay) is
 // put per unit the same way. Evidence *carries* the slowdown when it added >= kShareOfAdded of
 // the added time, grew >= kPartGrowth x its baseline value per unit, and grew >= kOutgrowRest x
-// as much as the rest of the time per unit (a proportional slowdown carries nothing). Evidence
-// unknown now or at baseline carries nothing.
+// as much as the rest of the time per unit (a proportional slowdown carries nothing) — except
+// for off-CPU and block I/O wait when the rest added < kAbsent of the added time (a rest of a few
+// ms per run grows by noise; verdict.cpp PerUnit::Carries). Evidence unknown now or at baseline
+// carries nothing.
 //
 // Rules, in order (docs/reading-drift.md "Reading a slowdown" has the table and measurements):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
