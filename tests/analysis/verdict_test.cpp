@@ -174,7 +174,7 @@ TEST(Verdict, DeviceAndDeviceBusy) {
 // proportional slowdown, so the wait carries.
 TEST(Verdict, WaitCarriesWhenTheRestAddedLittle) {
   // other_readers, busy-buffered at 17 % (89 % CPU pressure): block I/O wait 11.6 -> 68.8 s/GiB
-  // (x5.9), the rest 0.11 -> 1.56 s/GiB (x14.6).
+  // (x5.9, 98 % of the added time), the rest (CPU, run-queue wait) grown more.
   const Parts busy_base{.user = 0,
                         .kernel = 0.2,
                         .wait = 11.5,
@@ -189,7 +189,7 @@ TEST(Verdict, WaitCarriesWhenTheRestAddedLittle) {
                    .blkio = 68.8,
                    .psi_io = 68.8,
                    .others = 0.77};
-  // slow_store, store-direct at 18 % (93 % CPU pressure): block I/O wait x5.5, the rest x7.2.
+  // slow_store, store-direct at 18 % (93 % CPU pressure): block I/O wait x5.5, the rest x7.3.
   const Parts store_base{.user = 0,
                          .kernel = 0.149,
                          .wait = 2.82,
