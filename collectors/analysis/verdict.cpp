@@ -350,6 +350,11 @@ Verdict DecideVerdict(const VerdictInput& in) {
     if (memory_wait.now + compaction.now >= kAbsent * added) {
       return no_cause("reclaim and compaction waits took part but did not carry it");
     }
+    // Reclaim in a memory cgroup (its limit, memory.high) stalls in PSI, not always in the
+    // readers' reclaim delay.
+    if (cgroup_memory.known && cgroup_memory.now >= kAbsent * added) {
+      return no_cause("the cgroup's memory stall took part but did not carry it");
+    }
   } else {
     if (!std::isfinite(reclaim_stalls) || !std::isfinite(compaction_stalls)) {
       return no_cause(

@@ -38,7 +38,7 @@
 //                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
 //                       wait can be block I/O; else undetermined naming the missing evidence;
 //      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
-//                       added time rule them out; without it, no global direct reclaim or
+//                       added time, and the cgroup's memory stall too, rule them out; without it, no global direct reclaim or
 //                       compaction stall (vmstat allocstall_*, compact_stall) during the run and
 //                       the memory stall (the cgroup's, else PSI) < kAbsent of the added time:
 //                       then on a buffered probe page_allocation, or hypervisor_reclaim when the

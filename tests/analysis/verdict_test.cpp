@@ -243,6 +243,8 @@ TEST(Verdict, MemoryCauses) {
   // causes.zoo memory_high (CI run, 2026-12-04): a buffered read in a cgroup held at its memory
   // limit at 5 % of baseline; block I/O wait carried 79 % of the added time (re-reads of pages
   // reclaim took), reclaim + thrashing delay 31 %, the cgroup's memory stall 45 %.
+  Parts cgroup_stall = allocation;
+  cgroup_stall.cgroup_memory = 0.4;  // memcg reclaim: in the cgroup's PSI, not in reclaim delay
   Parts reread{.kernel = 0.54,
                .wait = 4.9,
                .runqueue = 0.26,
@@ -272,6 +274,8 @@ TEST(Verdict, MemoryCauses) {
       // NOT page_allocation:
       {"kernel CPU with reclaim taking part", some_reclaim, kHealthy, ProbeKind::kBuffered, false,
        std::nullopt, Cause::kUndetermined, "took part"},
+      {"kernel CPU with the cgroup's memory stall taking part", cgroup_stall, kHealthy,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined, "memory stall took part"},
       {"kernel CPU of a direct probe", allocation, kHealthy, ProbeKind::kDirect, false,
        std::nullopt, Cause::kUndetermined, "allocates no page-cache pages"},
       // NOT device: block I/O carries, but reclaim took part (the reads may be re-reads).
