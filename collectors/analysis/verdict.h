@@ -11,9 +11,9 @@
 // put per unit the same way. Evidence *carries* the slowdown when it added >= kShareOfAdded of
 // the added time, grew >= kPartGrowth x its baseline value per unit, and grew >= kOutgrowRest x
 // as much as the rest of the time per unit (a proportional slowdown carries nothing) — except
-// for off-CPU and block I/O wait when the rest added < kAbsent of the added time (a rest of a few
-// ms per run grows by noise; verdict.cpp PerUnit::Carries). Evidence unknown now or at baseline
-// carries nothing.
+// for off-CPU and block I/O wait when others moved >= kOthersBusy of the device's bytes and the
+// rest added < kAbsent of the added time (a rest of a few ms per run grows by noise; verdict.cpp
+// PerUnit::Carries). Evidence unknown now or at baseline carries nothing.
 //
 // Rules, in order (docs/reading-drift.md "Reading a slowdown" has the table and measurements):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
@@ -38,14 +38,14 @@
 //                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
 //                       wait can be block I/O; else undetermined naming the missing evidence;
 //      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
-//                       added time, and the cgroup's memory stall too, rule them out; without it, no global direct reclaim or
-//                       compaction stall (vmstat allocstall_*, compact_stall) during the run and
-//                       the memory stall (the cgroup's, else PSI) < kAbsent of the added time:
-//                       then on a buffered probe page_allocation, or hypervisor_reclaim when the
-//                       guest handed free memory back to the host during the step (free page
-//                       reporting). Without delay accounting, a direct reclaim (compaction) stall
-//                       alone → memory_reclaim (memory_compaction); both → undetermined. Other
-//                       kinds allocate no page-cache pages → undetermined;
+//                       added time, and the cgroup's memory stall too, rule them out; without it,
+//                       no global direct reclaim or compaction stall (vmstat allocstall_*,
+//                       compact_stall) during the run and the memory stall (the cgroup's, else PSI)
+//                       < kAbsent of the added time: then on a buffered probe page_allocation, or
+//                       hypervisor_reclaim when the guest handed free memory back to the host
+//                       during the step (free page reporting). Without delay accounting, a direct
+//                       reclaim (compaction) stall alone → memory_reclaim (memory_compaction); both
+//                       → undetermined. Other kinds allocate no page-cache pages → undetermined;
 //   5. device or device_busy on a buffered probe whose direct twin (same target) has a ratio and
 //      kept >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct
 //      reads. (A direct twin that fell as well is named in the text as the confirmation; a
