@@ -10,8 +10,10 @@
 // baseline figure. Every piece of evidence (a part, or an overlapping figure such as a delay) is
 // put per unit the same way. Evidence *carries* the slowdown when it added >= kShareOfAdded of
 // the added time, grew >= kPartGrowth x its baseline value per unit, and grew >= kOutgrowRest x
-// as much as the rest of the time per unit (a proportional slowdown carries nothing). Evidence
-// unknown now or at baseline carries nothing.
+// as much as the rest of the time per unit (a proportional slowdown carries nothing) — except
+// for off-CPU and block I/O wait when others moved >= kOthersBusy of the device's bytes and the
+// rest added < kAbsent of the added time (a rest of a few ms per run grows by noise; verdict.cpp
+// PerUnit::Carries). Evidence unknown now or at baseline carries nothing.
 //
 // Rules, in order (docs/reading-drift.md "Reading a slowdown" has the table and measurements):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
@@ -82,7 +84,11 @@ inline constexpr double kPartGrowth = 1.5;
 inline constexpr double kOutgrowRest = 1.25;
 inline constexpr double kTwinWindowSeconds = 30;
 // Others' share of the device's bytes during the step: at most kOthersQuiet, the device served
-// us; at least kOthersBusy, our requests queued behind others'; between, undetermined.
+// us; at least kOthersBusy, our requests queued behind others'; between, undetermined. Measured
+// in the cause zoo (docs/reading-drift.md): 0-0.12 on a device slowed with nobody else on it
+// (block throttle, slow backing store, healthy runs), 0.73-0.94 with another reader queued ahead
+// on a serialized device; a share of bytes, not of the device's time, so a busy reader whose
+// requests are smaller than the other's can read lower (0.37-0.49 seen): undetermined then.
 inline constexpr double kOthersQuiet = 0.25;
 inline constexpr double kOthersBusy = 0.5;
 // Evidence whose time per unit now is below kAbsent x the added time is absent.

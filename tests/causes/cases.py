@@ -96,21 +96,30 @@ def device_induce(ctx):
 
 
 # -- device: a slow backing store (loop device over a FUSE file whose reads sleep) ---------------
-def slow_store_setup(scratch):
+def fuse_loop(**fuse_args):
+    """A read-only loop device over faultfs's slow.dat (every FUSE read of it sleeps slow_ms):
+    {"dev", "fs", "stack"} (the stack detaches the loop device, then unmounts), or why not."""
     why = fuse.requirements()
     if why:
         return why
     stack = contextlib.ExitStack()
     try:
-        fs = stack.enter_context(fuse.mounted(size=f"{FILE_MIB}M", slow_ms=5))
-        fs.toggle_slow()  # paused: the baseline is formed on fast reads
+        fs = stack.enter_context(fuse.mounted(size=f"{FILE_MIB}M", **fuse_args))
         dev = sh("losetup", "--show", "-f", "-r", fs.path("slow.dat"))
         # Detached before the FUSE connection is aborted (callbacks run last-in first-out).
         stack.callback(subprocess.run, ["losetup", "-d", dev], capture_output=True)
     except BaseException:
         stack.close()
         raise
-    return {"probes": twin_probes("store", dev), "fs": fs, "stack": stack}
+    return {"dev": dev, "fs": fs, "stack": stack}
+
+
+def slow_store_setup(scratch):
+    store = fuse_loop(slow_ms=5)
+    if isinstance(store, str):
+        return store
+    store["fs"].toggle_slow()  # paused: the baseline is formed on fast reads
+    return dict(store, probes=twin_probes("store", store["dev"]))
 
 
 @contextlib.contextmanager
@@ -122,10 +131,24 @@ def slow_store_induce(ctx):
         ctx["fs"].toggle_slow()
 
 
-# -- device_busy: other readers on the same device -----------------------------------------------
+# -- device_busy: another reader on the same device ----------------------------------------------
+# A serialized, slow-but-steady device: a loop device over a FUSE file whose every read (1 MiB:
+# the loop splits requests at 1280 KiB, FUSE at 1 MiB) sleeps BUSY_SLOW_MS in a single-threaded
+# server, so requests are served one at a time in arrival order. The baseline forms on that
+# device; then one O_DIRECT `dd` with BUSY_DD_BS blocks keeps several requests queued ahead of
+# each of ours. The reader waits, it takes next to no CPU (a few ms per second), and the device's
+# bytes are mostly its: our requests queue behind others'. (Two `dd` loops on a loop device over
+# a host-cached file instead: others' share 70-93 %, but the device served 1.4 GB/s, the runs
+# slowed mildly and alike in every part, and the loops took CPU on 2 cores.)
+BUSY_SLOW_MS = 5
+BUSY_DD_BS = "16M"
+
+
 def busy_setup(scratch):
-    dev, path = loop_fs(scratch, "busy")
-    return {"probes": twin_probes("busy", path), "dev": dev}
+    store = fuse_loop(slow_ms=BUSY_SLOW_MS, single_threaded=True)
+    if isinstance(store, str):
+        return store
+    return dict(store, probes=twin_probes("busy", store["dev"]))
 
 
 @contextlib.contextmanager
@@ -134,9 +157,8 @@ def busy_induce(ctx):
         yield "dd is not installed"
         return
     with contextlib.ExitStack() as stack:
-        for _ in range(2):
-            spawn(stack, ["sh", "-c", f"while :; do dd if={ctx['dev']} of=/dev/null bs=1M "
-                          "iflag=direct 2>/dev/null; done"])
+        spawn(stack, ["sh", "-c", f"while :; do dd if={ctx['dev']} of=/dev/null bs={BUSY_DD_BS} "
+                      "iflag=direct 2>/dev/null; done"])
         yield None
 
 

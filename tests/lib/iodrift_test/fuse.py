@@ -7,6 +7,7 @@ plus process facts for threads stuck in FUSE requests (threads, leader_state).
         fs.stats()                 # {'reads': 3, 'hung': 1, ...} from the `stats` file
         fs.release()               # SIGUSR1: hung reads return data, hang.dat stops hanging
         fs.toggle_slow()           # SIGUSR2: slow.dat's sleep paused / resumed
+    fuse.mounted(single_threaded=True)  # one request at a time: readers queue behind each other
 
 A thread blocked in a FUSE read cannot be freed by any signal (after a fatal signal it is in
 state D and its process cannot even be reaped). So teardown, which runs on every exit — normal
@@ -101,7 +102,7 @@ def _fusectl_mounted():
 
 class FaultFS:
     def __init__(self, size="8M", hang_after=None, eio_after=None, slow_ms=None, lifetime=300,
-                 debug=False):
+                 debug=False, single_threaded=False):
         self.mountpoint = os.path.realpath(tempfile.mkdtemp(prefix="iodrift-faultfs-"))
         self.args = [binary(), self.mountpoint, "-f", f"--size={size}",
                      f"--lifetime={int(lifetime)}"]
@@ -113,6 +114,8 @@ class FaultFS:
             self.args.append(f"--slow-ms={int(slow_ms)}")
         if debug:
             self.args.append("-d")
+        if single_threaded:  # libfuse's -s: one request at a time, in arrival order
+            self.args.append("-s")
         self.proc = None
         self.dev = None  # (major, minor)
         self.log_path = self.mountpoint + ".log"
