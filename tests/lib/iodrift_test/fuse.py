@@ -211,6 +211,21 @@ class FaultFS:
 
 
 @contextlib.contextmanager
+def sigterm_exits():
+    """SIGTERM (CTest's timeout) raises SystemExit inside, so the `finally` of a mount's teardown
+    runs then too; the previous handler is back on exit. (faultfs and sshfs mounts.)"""
+
+    def on_term(signum, frame):
+        raise SystemExit(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def mounted(**kwargs):
     """Mounts faultfs at a temporary directory; always aborts, unmounts and stops it on exit.
 
@@ -218,19 +233,14 @@ def mounted(**kwargs):
     runs then too.
     """
     fs = FaultFS(**kwargs)
-
-    def on_term(signum, frame):
-        raise SystemExit(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        fs.start()
-        yield fs
-    finally:
-        errors = fs.stop()
-        signal.signal(signal.SIGTERM, previous)
-        if errors:
-            print("faultfs teardown: " + "; ".join(errors))
+    with sigterm_exits():
+        try:
+            fs.start()
+            yield fs
+        finally:
+            errors = fs.stop()
+            if errors:
+                print("faultfs teardown: " + "; ".join(errors))
 
 
 @contextlib.contextmanager

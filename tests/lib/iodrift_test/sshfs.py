@@ -238,14 +238,9 @@ def mounted(options=(), proxy=None):
     CTest included). `proxy(sshd_port)` (e.g. iodrift_test.delay_proxy.DelayProxy) puts a
     relay between sshfs and sshd; it is closed on teardown."""
     m = SshfsMount(options, proxy)
-
-    def on_term(signum, frame):
-        raise SystemExit(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        m.start()
-        yield m
-    finally:
-        m.stop()
-        signal.signal(signal.SIGTERM, previous)
+    with fuse.sigterm_exits():
+        try:
+            m.start()
+            yield m
+        finally:
+            m.stop()
