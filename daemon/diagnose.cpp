@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "collectors/analysis/verdict.h"
+#include "collectors/probes/kinds.h"
 #include "collectors/proc/meminfo.h"
 #include "collectors/proc/pressure.h"
 #include "daemon/scheduler.h"
@@ -262,7 +263,7 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   auto snapshot = states_.Snapshot();
   // The direct twin (analysis::FindTwin, the one pairing rule) runs beside the probe.
   if (const analysis::ProbeState* twin = analysis::FindTwin(*snapshot, *state);
-      twin != nullptr && twin->spec.kind == probes::ProbeKind::kDirect) {
+      twin != nullptr && probes::Traits(twin->spec.kind).bypasses_page_cache) {
     s->twin = twin->spec.name;
     s->twin_generation = twin->generation;
   }

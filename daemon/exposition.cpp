@@ -105,6 +105,17 @@ void Tail(std::string& out, const ClientMetric& metric) {
   out += '\n';
 }
 
+// The _count and _sum lines of a summary or histogram.
+void CountAndSum(std::string& out, const MetricFamily& family, const ClientMetric& metric,
+                 std::uint64_t count, double sum) {
+  Head(out, family, metric, "_count");
+  AppendUint(out, count);
+  Tail(out, metric);
+  Head(out, family, metric, "_sum");
+  AppendDouble(out, sum);
+  Tail(out, metric);
+}
+
 void WriteMetric(std::string& out, const MetricFamily& family, const ClientMetric& metric) {
   switch (family.type) {
     case MetricType::Counter:
@@ -124,12 +135,7 @@ void WriteMetric(std::string& out, const MetricFamily& family, const ClientMetri
       break;
     case MetricType::Summary: {
       const auto& sum = metric.summary;
-      Head(out, family, metric, "_count");
-      AppendUint(out, sum.sample_count);
-      Tail(out, metric);
-      Head(out, family, metric, "_sum");
-      AppendDouble(out, sum.sample_sum);
-      Tail(out, metric);
+      CountAndSum(out, family, metric, sum.sample_count, sum.sample_sum);
       for (const auto& q : sum.quantile) {
         Head(out, family, metric, "", "quantile", q.quantile);
         AppendDouble(out, q.value);
@@ -139,12 +145,7 @@ void WriteMetric(std::string& out, const MetricFamily& family, const ClientMetri
     }
     case MetricType::Histogram: {
       const auto& hist = metric.histogram;
-      Head(out, family, metric, "_count");
-      AppendUint(out, hist.sample_count);
-      Tail(out, metric);
-      Head(out, family, metric, "_sum");
-      AppendDouble(out, hist.sample_sum);
-      Tail(out, metric);
+      CountAndSum(out, family, metric, hist.sample_count, hist.sample_sum);
       double last = -std::numeric_limits<double>::infinity();
       for (const auto& b : hist.bucket) {
         Head(out, family, metric, "_bucket", "le", b.upper_bound);

@@ -145,8 +145,4 @@ bool AcceptEncodingAllowsGzip(std::string_view header);
 // malformed escapes stay as they are.
 std::string PercentDecodePath(std::string_view raw);
 
-// gzip-compresses `data` followed by the texts of `tail` (RFC 1952 framing) at `level`; the
-// tail's deflate blocks are the parts' own (PreparedBody::Deflated). Empty on zlib failure.
-std::string GzipCompress(const std::string& data, int level, const PreparedParts& tail = {});
-
 }  // namespace iodrift::daemon

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/verdict.h"
 #include "collectors/common/families.h"
+#include "collectors/probes/kinds.h"
+#include "collectors/probes/result_fields.h"
 #include "daemon/exposition.h"
 #include "daemon/verdict_metrics.h"
 
@@ -31,13 +34,141 @@ Labels With(Labels labels, std::string name, std::string value) {
 
 constexpr const char* kLastRun = " Value from the last scheduled or on-demand run.";
 
-}  // namespace
+// The families of result fields (collectors/probes/result_fields.h), made on first use.
+class ResultFamilies {
+ public:
+  MetricFamily& Of(const probes::ResultFamily& f) {
+    auto it = families_.find(f.name);
+    if (it != families_.end()) return it->second;
+    std::string help(f.help);
+    if (f.last_run_help) help += kLastRun;
+    return families_
+        .emplace(f.name, MakeFamily(std::string(f.name), std::move(help),
+                                    f.summary ? MetricType::Summary : MetricType::Gauge))
+        .first->second;
+  }
+  void MoveTo(std::vector<MetricFamily>& out) {
+    for (auto& [name, family] : families_) {
+      if (!family.metric.empty()) out.push_back(std::move(family));
+    }
+  }
 
-const std::vector<std::string>& KnownSuspectReasons() {
-  static const std::vector<std::string> kReasons = {"cache_not_dropped", "io_pressure",
-                                                    "low_free_memory", "memory_pressure"};
-  return kReasons;
-}
+ private:
+  std::map<std::string_view, MetricFamily> families_;
+};
+
+// The walk of one probe's last result, written as the MetricExport of each field says.
+class MetricsWalk : public probes::ResultFieldVisitor {
+ public:
+  MetricsWalk(const analysis::ProbeState& state, Labels labels, ResultFamilies& families)
+      : state_(state),
+        r_(state.last),
+        ops_kind_(probes::Traits(r_.kind).ops_figure),
+        labels_(std::move(labels)),
+        families_(families) {}
+
+  void Text(std::string_view key, const std::string& value,
+            const probes::MetricExport& m) override {
+    if (m.way == Way::kInfoLabel) Info(m, value);
+    (void)key;
+  }
+  void Flag(std::string_view key, bool value, const probes::MetricExport& m) override {
+    Sample(key, value ? 1 : 0, m);
+  }
+  void Real(std::string_view key, const std::optional<double>& value,
+            const probes::MetricExport& m) override {
+    if (!value) return;
+    if (m.way == Way::kQuantile) {
+      if (Applies(m)) quantiles_.push_back({m.quantile, *value});
+      summary_ = m.family;
+      return;
+    }
+    Sample(key, *value, m);
+  }
+  void Count(std::string_view key, const std::optional<std::uint64_t>& value,
+             const probes::MetricExport& m) override {
+    if (value) Sample(key, static_cast<double>(*value), m);
+  }
+  void Signed(std::string_view key, std::int64_t value, const probes::MetricExport& m) override {
+    Sample(key, static_cast<double>(value), m);
+  }
+  void TextList(std::string_view, const std::vector<std::string>& values,
+                const probes::MetricExport& m) override {
+    if (m.way == Way::kInfoLabel) {
+      std::string joined;
+      for (const auto& v : values) joined += (joined.empty() ? "" : ",") + v;
+      Info(m, joined);
+    } else if (m.way == Way::kFlags && Applies(m)) {
+      std::vector<std::string> all(m.always.begin(), m.always.end());
+      for (const auto& v : values) {
+        if (std::find(all.begin(), all.end(), v) == all.end()) all.push_back(v);
+      }
+      auto& family = Family(m);
+      for (const auto& v : all) {
+        const bool set = std::find(values.begin(), values.end(), v) != values.end();
+        AddSample(family, set ? 1 : 0, With(labels_, std::string(m.label), v));
+      }
+    }
+  }
+  bool BeginGroup(std::string_view, probes::GroupShape, bool present,
+                  const probes::MetricExport& m) override {
+    if (m.family) Family(m);  // the members take the group's export
+    return present;
+  }
+  void EndGroup() override {}
+
+  // The samples gathered over the walk: the info labels, the last run's quantiles.
+  void Finish() {
+    if (info_) {
+      Labels labels = labels_;
+      labels.insert(labels.end(), info_labels_.begin(), info_labels_.end());
+      std::sort(labels.begin(), labels.end());
+      AddSample(families_.Of(*info_), 1, std::move(labels));
+    }
+    if (summary_ && !quantiles_.empty()) {
+      prometheus::ClientMetric metric;
+      metric.label = labels_;
+      for (const auto& [q, v] : quantiles_) metric.summary.quantile.push_back({q, v});
+      metric.summary.sample_count = state_.latency_total.count;
+      metric.summary.sample_sum = state_.latency_total.sum_seconds;
+      families_.Of(*summary_).metric.push_back(std::move(metric));
+    }
+  }
+
+ private:
+  using Way = probes::MetricExport::Way;
+  bool Applies(const probes::MetricExport& m) const { return !m.on_success || r_.success(); }
+  const probes::ResultFamily& Chosen(const probes::MetricExport& m) const {
+    return ops_kind_ && m.ops_family ? *m.ops_family : *m.family;
+  }
+  MetricFamily& Family(const probes::MetricExport& m) { return families_.Of(Chosen(m)); }
+  void Sample(std::string_view key, double value, const probes::MetricExport& m) {
+    if (m.way != Way::kGauge || !Applies(m)) return;
+    Labels labels = labels_;
+    if (!m.label.empty()) labels.push_back({std::string(m.label), std::string(key)});
+    if (!m.fixed.first.empty())
+      labels.push_back({std::string(m.fixed.first), std::string(m.fixed.second)});
+    if (Chosen(m).op_label) labels.push_back({"op", std::string(probes::Traits(r_.kind).op)});
+    std::sort(labels.begin(), labels.end());
+    AddSample(Family(m), value, std::move(labels));
+  }
+  void Info(const probes::MetricExport& m, const std::string& value) {
+    info_ = m.family;
+    info_labels_.push_back({std::string(m.label), value});
+  }
+
+  const analysis::ProbeState& state_;
+  const probes::ProbeResult& r_;
+  const bool ops_kind_;
+  const Labels labels_;
+  ResultFamilies& families_;
+  const probes::ResultFamily* info_ = nullptr;
+  Labels info_labels_;
+  const probes::ResultFamily* summary_ = nullptr;
+  std::vector<std::pair<double, double>> quantiles_;
+};
+
+}  // namespace
 
 void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<MetricFamily>& out) {
   // A recovery experiment may end before the probe's first scheduled run: its record counts.
@@ -46,89 +177,21 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
   });
   if (first_ran == states.end()) return;
   const std::size_t baseline_runs = (*first_ran)->baseline_runs_needed;
-  std::string last = kLastRun;
+  // The families of the last run's fields come from the walk of its result (MetricsWalk);
+  // these are the ones of the probe's spec and state.
   auto interval = MakeFamily("iodrift_probe_interval_seconds",
                              "Configured schedule interval of the probe (each run comes after "
                              "interval x U(0.9, 1.1)).",
                              MetricType::Gauge);
-  auto success = MakeFamily("iodrift_probe_success", "1 when the probe run succeeded." + last,
-                            MetricType::Gauge);
-  auto supported =
-      MakeFamily("iodrift_probe_supported",
-                 "0 when this probe kind cannot measure this target (e.g. no O_DIRECT): "
-                 "nothing else is measured in its place." +
-                     last,
-                 MetricType::Gauge);
-  auto duration = MakeFamily("iodrift_probe_duration_seconds", "Wall time of the probe run." + last,
-                             MetricType::Gauge);
-  auto last_run =
-      MakeFamily("iodrift_probe_last_run_timestamp_seconds",
-                 "Start of the last probe run, seconds since the epoch.", MetricType::Gauge);
   auto runs = MakeFamily("iodrift_probe_runs_total",
                          "Probe runs by result since the daemon started.", MetricType::Counter);
   auto read_total =
       MakeFamily("iodrift_probe_read_bytes_total",
                  "Bytes read by the probe since the daemon started.", MetricType::Counter);
-  auto bytes =
-      MakeFamily("iodrift_probe_bytes", "Bytes read in the probe run." + last, MetricType::Gauge);
-  auto throughput =
-      MakeFamily("iodrift_probe_throughput_bytes_per_second",
-                 "Read throughput of the probe run (cached, buffered, direct; memory: "
-                 "streaming memcpy)." +
-                     last,
-                 MetricType::Gauge);
-  auto ops = MakeFamily("iodrift_probe_ops_per_second",
-                        "Operations per second of the probe run (random: read; metadata: "
-                        "create, stat, delete)." +
-                            last,
-                        MetricType::Gauge);
   auto latency = MakeFamily("iodrift_probe_latency_seconds",
                             "Per-operation latency of random and metadata probes, cumulative over "
                             "all runs since the daemon started.",
                             MetricType::Histogram);
-  auto latency_last =
-      MakeFamily("iodrift_probe_latency_last_seconds",
-                 "Per-operation latency of random and metadata probes: quantiles "
-                 "0.5 and 0.99 (exact, nearest rank) of the last successful run, each only "
-                 "when iodrift_probe_latency_last_samples supports it; "
-                 "_count and _sum cumulative since the daemon started, as in "
-                 "iodrift_probe_latency_seconds.",
-                 MetricType::Summary);
-  auto latency_samples = MakeFamily(
-      "iodrift_probe_latency_last_samples",
-      "Operations timed in the last successful run of a random or metadata probe: the sample "
-      "count behind iodrift_probe_latency_last_seconds. A quantile is exported only when this "
-      "supports it (0.5 from 10 samples, 0.99 from 100).",
-      MetricType::Gauge);
-  auto cpu = MakeFamily("iodrift_probe_cpu_seconds",
-                        "CPU time of the probe thread during the run, by mode (system CPU per GiB "
-                        "tells allocation cost from device time)." +
-                            last,
-                        MetricType::Gauge);
-  auto time_parts = MakeFamily(
-      "iodrift_probe_time_seconds",
-      "Where the run's wall time went, by part: user_cpu, kernel_cpu, runqueue_wait, "
-      "device_wait (off-CPU while the target's device was busy), other (the rest of the "
-      "off-CPU time); these add up to the run's wall time. Not in that sum (they overlap it): "
-      "device_busy (the device's busy time, any requester), psi_io_stall and psi_memory_stall "
-      "(system-wide PSI some), the readers' delay accounting (blkio_delay, reclaim_delay, …) "
-      "and the daemon's cgroup (cpu_throttled, cgroup_memory_stall)." +
-          last,
-      MetricType::Gauge);
-  auto context =
-      MakeFamily("iodrift_probe_context_bytes",
-                 "Memory state (/proc/meminfo field, bytes) at the start of the run." + last,
-                 MetricType::Gauge);
-  auto suspect = MakeFamily("iodrift_probe_suspect",
-                            "1 when a condition makes the figure doubtful, by reason." + last,
-                            MetricType::Gauge);
-  auto info = MakeFamily("iodrift_probe_target_info",
-                         "Facts about the probe target: filesystem (fuse.sshfs, nfs4 …), remote "
-                         "(1 on a network or FUSE filesystem), the disks underneath (devices: an "
-                         "array's or multi-device btrfs's members), I/O scheduler, read-ahead, "
-                         "rotational, loop device dio, and how the kind measured (random: direct "
-                         "or fadvise); value 1.",
-                         MetricType::Gauge);
   const std::string baseline_help =
       "Post-boot baseline of the probe: median figure of its first " +
       std::to_string(baseline_runs) +
@@ -163,54 +226,6 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
           " runs with the feature known and while the feature or figure is constant. "
           "Negative: the figure falls as the feature rises.",
       MetricType::Gauge);
-  auto member_figure = MakeFamily(
-      "iodrift_probe_member_throughput_bytes_per_second",
-      "Read throughput of each member disk of an array target (probe option members: true), "
-      "probed with the same kind and size right after the array." +
-          last,
-      MetricType::Gauge);
-  auto member_ops = MakeFamily(
-      "iodrift_probe_member_ops_per_second",
-      "Random read operations per second of each member disk of an array target (probe option "
-      "members: true, kind random)." +
-          last,
-      MetricType::Gauge);
-  auto member_ratio = MakeFamily(
-      "iodrift_probe_array_member_ratio",
-      "The array's figure divided by the member's (throughput, or read ops/s for random) from "
-      "the same run: about 2 for a member of a three-disk RAID5 reading at full stripe." +
-          last,
-      MetricType::Gauge);
-  const std::string readers_help =
-      " Probes with `readers:` only; `readers` is the number of threads reading disjoint regions "
-      "at once in that step of the run." +
-      last;
-  auto readers_bps = MakeFamily("iodrift_probe_readers_throughput_bytes_per_second",
-                                "Aggregate read throughput of all readers (buffered, direct): "
-                                "their bytes / the step's wall time." +
-                                    readers_help,
-                                MetricType::Gauge);
-  auto readers_ops = MakeFamily("iodrift_probe_readers_ops_per_second",
-                                "Aggregate operations per second of all readers (random, op=read: "
-                                "sum of the readers' IOPS)." +
-                                    readers_help,
-                                MetricType::Gauge);
-  auto reader_bps = MakeFamily("iodrift_probe_reader_throughput_bytes_per_second",
-                               "Per-reader spread: the slowest (stat=min) and fastest (stat=max) "
-                               "reader's own throughput." +
-                                   readers_help,
-                               MetricType::Gauge);
-  auto reader_ops = MakeFamily("iodrift_probe_reader_ops_per_second",
-                               "Per-reader spread: the slowest (stat=min) and fastest (stat=max) "
-                               "reader's own IOPS (random, op=read)." +
-                                   readers_help,
-                               MetricType::Gauge);
-  auto efficiency = MakeFamily("iodrift_probe_readers_scaling_efficiency",
-                               "Scaling efficiency: aggregate rate with N readers / (N x the rate "
-                               "of one reader in the same run); 1 = linear scaling, 1/N = no "
-                               "gain. Needs 1 in the probe's readers list." +
-                                   readers_help,
-                               MetricType::Gauge);
   auto tax = MakeFamily("iodrift_page_cache_tax_ratio",
                         "1 - buffered/direct throughput on the same target, from the last runs of "
                         "both (how much the page-cache path costs).",
@@ -237,6 +252,7 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
                                   "since the epoch.",
                                   MetricType::Gauge);
 
+  ResultFamilies result_families;
   const auto& bounds = probes::LatencyBucketBounds();
   std::set<std::string> taxed_targets;  // one page_cache_tax series per target
   for (const auto& state : states) {
@@ -257,11 +273,11 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
     }
     if (!s.ran()) continue;
     const auto& r = s.last;
+    const probes::KindTraits& traits = probes::Traits(r.kind);
     Labels labels = ProbeLabels(r);
-    AddSample(success, r.success() ? 1 : 0, labels);
-    AddSample(supported, r.supported ? 1 : 0, labels);
-    AddSample(duration, r.duration_seconds, labels);
-    AddSample(last_run, r.start_time_seconds, labels);
+    MetricsWalk walk(s, labels, result_families);
+    probes::VisitProbeResult(r, walk);
+    walk.Finish();
     AddSample(interval, std::chrono::duration<double>(s.spec.interval).count(), labels);
     for (auto outcome : probes::kAllOutcomes) {
       auto it = s.runs.find(outcome);
@@ -269,15 +285,12 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
                 With(labels, "result", probes::OutcomeName(outcome)));
     }
     AddSample(read_total, static_cast<double>(s.read_bytes_total), labels);
-    AddSample(bytes, static_cast<double>(r.bytes), labels);
-    if (r.success() && r.throughput_bytes_per_second) {
-      AddSample(throughput, *r.throughput_bytes_per_second, labels);
-      // The buffered probe and its direct twin (analysis::FindTwin, the one pairing rule).
-      const analysis::ProbeState* twin =
-          r.kind == probes::ProbeKind::kBuffered ? analysis::FindTwin(states, s) : nullptr;
+    // The page-cache side of a twin pair and its twin (analysis::FindTwin, the one pairing rule).
+    if (r.success() && r.throughput_bytes_per_second && *r.throughput_bytes_per_second > 0 &&
+        traits.twin && !traits.bypasses_page_cache) {
+      const analysis::ProbeState* twin = analysis::FindTwin(states, s);
       if (twin && twin->last.success() && twin->last.throughput_bytes_per_second &&
-          *twin->last.throughput_bytes_per_second > 0 && *r.throughput_bytes_per_second > 0 &&
-          taxed_targets.insert(r.target).second) {
+          *twin->last.throughput_bytes_per_second > 0 && taxed_targets.insert(r.target).second) {
         AddSample(tax, 1 - *r.throughput_bytes_per_second / *twin->last.throughput_bytes_per_second,
                   {{"target", r.target}});
       }
@@ -299,11 +312,8 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
       AddSample(correlation, *s.correlations[f],
                 With(labels, "feature", std::string(analysis::DriftFeatureName(f))));
     }
-    if (r.success()) {
-      for (const auto& [op, rate] : r.ops_per_second) AddSample(ops, rate, With(labels, "op", op));
-    }
-    if (s.latency_total.count > 0 || r.kind == probes::ProbeKind::kRandom ||
-        r.kind == probes::ProbeKind::kMetadata) {
+    // The kinds that time each operation keep the histogram even before their first sample.
+    if (s.latency_total.count > 0 || traits.ops_figure) {
       prometheus::ClientMetric metric;
       metric.label = labels;
       std::uint64_t cumulative = 0;
@@ -318,83 +328,11 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
       metric.histogram.sample_sum = s.latency_total.sum_seconds;
       latency.metric.push_back(std::move(metric));
     }
-    if (r.success() && r.latency) {
-      AddSample(latency_samples, static_cast<double>(r.latency->count), labels);
-    }
-    if (r.success() && r.latency && (r.latency->p50_seconds || r.latency->p99_seconds)) {
-      prometheus::ClientMetric metric;
-      metric.label = labels;
-      const auto& l = *r.latency;
-      if (l.p50_seconds) metric.summary.quantile.push_back({0.5, *l.p50_seconds});
-      if (l.p99_seconds) metric.summary.quantile.push_back({0.99, *l.p99_seconds});
-      metric.summary.sample_count = s.latency_total.count;
-      metric.summary.sample_sum = s.latency_total.sum_seconds;
-      latency_last.metric.push_back(std::move(metric));
-    }
-    if (r.success()) {
-      const bool ops_kind = r.kind == probes::ProbeKind::kRandom;
-      for (const probes::ReaderStep& step : r.readers) {
-        const Labels step_labels = With(labels, "readers", std::to_string(step.readers));
-        const Labels rate_labels = ops_kind ? With(step_labels, "op", "read") : step_labels;
-        AddSample(ops_kind ? readers_ops : readers_bps, step.rate, rate_labels);
-        auto& spread = ops_kind ? reader_ops : reader_bps;
-        AddSample(spread, step.per_reader_min, With(rate_labels, "stat", "min"));
-        AddSample(spread, step.per_reader_max, With(rate_labels, "stat", "max"));
-        if (step.scaling_efficiency) AddSample(efficiency, *step.scaling_efficiency, step_labels);
-      }
-    }
-    AddSample(cpu, r.cpu_user_seconds, With(labels, "mode", "user"));
-    AddSample(cpu, r.cpu_system_seconds, With(labels, "mode", "system"));
-    if (const auto& tp = r.time_seconds) {
-      for (const probes::TimePartField& f : probes::TimePartFields()) {
-        if (!f.seconds() || f.role == probes::TimePartRole::kWall) continue;
-        if (auto v = f.Get(*tp))
-          AddSample(time_parts, *v, With(labels, "part", std::string(f.name)));
-      }
-    }
-    for (const auto& [field, value] : r.context) {
-      AddSample(context, static_cast<double>(value), With(labels, "field", field));
-    }
-    std::vector<std::string> reasons = KnownSuspectReasons();
-    for (const auto& reason : r.suspect) {
-      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end())
-        reasons.push_back(reason);
-    }
-    for (const auto& reason : reasons) {
-      bool active = std::find(r.suspect.begin(), r.suspect.end(), reason) != r.suspect.end();
-      AddSample(suspect, active ? 1 : 0, With(labels, "reason", reason));
-    }
-    for (const auto& [member, figure] : r.member_figures) {
-      AddSample(r.kind == probes::ProbeKind::kRandom ? member_ops : member_figure, figure,
-                With(labels, "member", member));
-    }
-    for (const auto& [member, value] : r.member_ratios) {
-      AddSample(member_ratio, value, With(labels, "member", member));
-    }
-    const auto& t = r.target_info;
-    Labels info_labels = labels;
-    std::string devices;
-    for (const auto& d : t.devices) devices += (devices.empty() ? "" : ",") + d;
-    info_labels.push_back({"devices", devices});
-    info_labels.push_back({"remote", t.remote});
-    info_labels.push_back({"fstype", t.fstype});
-    info_labels.push_back({"loop_dio", t.loop_dio});
-    info_labels.push_back({"mode", r.mode});
-    info_labels.push_back({"read_ahead_kb", t.read_ahead_kb});
-    info_labels.push_back({"rotational", t.rotational});
-    info_labels.push_back({"scheduler", t.scheduler});
-    std::sort(info_labels.begin(), info_labels.end());
-    AddSample(info, 1, std::move(info_labels));
   }
-  for (
-      auto* family :
-      {&success,         &supported,    &duration,    &last_run,   &interval,      &runs,
-       &read_total,      &bytes,        &throughput,  &baseline,   &baseline_ops,  &ratio,
-       &worst,           &worst_uptime, &correlation, &ops,        &latency,       &latency_last,
-       &latency_samples, &cpu,          &time_parts,  &context,    &suspect,       &info,
-       &readers_bps,     &readers_ops,  &reader_bps,  &reader_ops, &efficiency,    &member_figure,
-       &member_ops,      &member_ratio, &tax,         &recovery,   &recovery_time, &recovery_spread,
-       &experiment_runs}) {
+  result_families.MoveTo(out);
+  for (auto* family : {&interval, &runs, &read_total, &baseline, &baseline_ops, &ratio, &worst,
+                       &worst_uptime, &correlation, &latency, &tax, &recovery, &recovery_time,
+                       &recovery_spread, &experiment_runs}) {
     if (!family->metric.empty()) out.push_back(std::move(*family));
   }
 }

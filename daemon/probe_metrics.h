@@ -30,9 +30,6 @@
 
 namespace iodrift::daemon {
 
-// Suspect reasons always exported (0 or 1) so alerts can rely on the series existing.
-const std::vector<std::string>& KnownSuspectReasons();
-
 // Appends the iodrift_probe_* and iodrift_page_cache_tax_ratio families for the probes of
 // `states` that ran at least once (or have a recovery experiment's record). Nothing is appended
 // when none did.

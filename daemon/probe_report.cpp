@@ -88,31 +88,43 @@ void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& r) {
     explicit Json(JsonWriter& writer) : w(writer) {}
     JsonWriter& w;
     std::vector<bool> absent;  // per open group: written as null, members skipped
-    void Text(std::string_view key, const std::string& value) override { w.Key(key).String(value); }
-    void Flag(std::string_view key, bool value) override { w.Key(key).Bool(value); }
-    void Real(std::string_view key, const std::optional<double>& value) override {
+    void Text(std::string_view key, const std::string& value,
+              const probes::MetricExport&) override {
+      w.Key(key).String(value);
+    }
+    void Flag(std::string_view key, bool value, const probes::MetricExport&) override {
+      w.Key(key).Bool(value);
+    }
+    void Real(std::string_view key, const std::optional<double>& value,
+              const probes::MetricExport&) override {
       w.Key(key).OptionalNumber(value);
     }
-    void Count(std::string_view key, const std::optional<std::uint64_t>& value) override {
+    void Count(std::string_view key, const std::optional<std::uint64_t>& value,
+               const probes::MetricExport&) override {
       if (value) {
         w.Key(key).Unsigned(*value);
       } else {
         w.Key(key).Null();
       }
     }
-    void Signed(std::string_view key, std::int64_t value) override { w.Key(key).Integer(value); }
-    void TextList(std::string_view key, const std::vector<std::string>& values) override {
+    void Signed(std::string_view key, std::int64_t value, const probes::MetricExport&) override {
+      w.Key(key).Integer(value);
+    }
+    void TextList(std::string_view key, const std::vector<std::string>& values,
+                  const probes::MetricExport&) override {
       w.Key(key).BeginArray();
       for (const auto& value : values) w.String(value);
       w.EndArray();
     }
-    void BeginGroup(std::string_view key, probes::GroupShape, bool present) override {
+    bool BeginGroup(std::string_view key, probes::GroupShape, bool present,
+                    const probes::MetricExport&) override {
       absent.push_back(!present);
       if (present) {
         w.Key(key).BeginObject();
       } else {
         w.Key(key).Null();
       }
+      return present;
     }
     void EndGroup() override {
       if (!absent.back()) w.EndObject();

@@ -331,25 +331,35 @@ std::string ResultFieldsHtml(const probes::ProbeResult& result) {
       name += key;
       rows += "<tr><th>" + HtmlEscape(name) + "</th><td>" + HtmlEscape(value) + "</td></tr>";
     }
-    void Text(std::string_view key, const std::string& value) override { Row(key, value); }
-    void Flag(std::string_view key, bool value) override { Row(key, value ? "true" : "false"); }
-    void Real(std::string_view key, const std::optional<double>& value) override {
+    void Text(std::string_view key, const std::string& value,
+              const probes::MetricExport&) override {
+      Row(key, value);
+    }
+    void Flag(std::string_view key, bool value, const probes::MetricExport&) override {
+      Row(key, value ? "true" : "false");
+    }
+    void Real(std::string_view key, const std::optional<double>& value,
+              const probes::MetricExport&) override {
       Row(key, value ? Printf("%.6g", *value) : "—");
     }
-    void Count(std::string_view key, const std::optional<std::uint64_t>& value) override {
+    void Count(std::string_view key, const std::optional<std::uint64_t>& value,
+               const probes::MetricExport&) override {
       Row(key, value ? std::to_string(*value) : "—");
     }
-    void Signed(std::string_view key, std::int64_t value) override {
+    void Signed(std::string_view key, std::int64_t value, const probes::MetricExport&) override {
       Row(key, std::to_string(value));
     }
-    void TextList(std::string_view key, const std::vector<std::string>& values) override {
+    void TextList(std::string_view key, const std::vector<std::string>& values,
+                  const probes::MetricExport&) override {
       std::string joined;
       for (const auto& v : values) joined += (joined.empty() ? "" : ", ") + v;
       Row(key, joined.empty() ? "—" : joined);
     }
-    void BeginGroup(std::string_view key, probes::GroupShape, bool present) override {
+    bool BeginGroup(std::string_view key, probes::GroupShape, bool present,
+                    const probes::MetricExport&) override {
       if (!present) Row(key, "—");
       prefix.emplace_back(key);
+      return present;
     }
     void EndGroup() override { prefix.pop_back(); }
   } html;

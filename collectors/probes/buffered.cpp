@@ -139,13 +139,9 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
       return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
     }
     if (result.residency_witness == kWitnessTaskIo && !verify_from_storage(step, k == 0)) return;
-    if (!spec.readers.empty()) result.readers.push_back(step.Figures());
-    if (k > 0) continue;
     // The first step gives the probe's figures (and calibrates).
-    result.throughput_bytes_per_second = static_cast<double>(step.bytes) / step.seconds;
-    result.extra["read_seconds"] = step.seconds;
-    result.extra["first_chunk_seconds"] = step.readers[0].first_chunk_seconds;
-    result.extra["stopped_by_time_budget"] = step.StoppedByTimeBudget() ? 1 : 0;
+    RecordSequentialStep(step, k == 0, !spec.readers.empty(), result);
+    if (k > 0) continue;
     if (budget.calibrating)
       FinishCalibration(spec, env.state_dir, step.bytes, step.StoppedByTimeBudget(), result);
   }

@@ -97,12 +97,8 @@ void RunDirectProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     if (step.bytes == 0 || step.seconds <= 0) {
       return MarkFailed(result, Outcome::kError, "read " + dt->path + ": no data");
     }
-    if (!spec.readers.empty()) result.readers.push_back(step.Figures());
+    RecordSequentialStep(step, k == 0, !spec.readers.empty(), result);
     if (k > 0) continue;
-    result.throughput_bytes_per_second = static_cast<double>(step.bytes) / step.seconds;
-    result.extra["read_seconds"] = step.seconds;
-    result.extra["first_chunk_seconds"] = step.readers[0].first_chunk_seconds;
-    result.extra["stopped_by_time_budget"] = step.StoppedByTimeBudget() ? 1 : 0;
     if (budget.calibrating) {
       FinishCalibration(spec, env.state_dir, step.bytes, step.StoppedByTimeBudget(), result);
     }

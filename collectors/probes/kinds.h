@@ -47,8 +47,13 @@ struct KindTraits {
   // reading; their CPU is the kernel's I/O path, far below the budget).
   Duration default_time_budget;
   // The kind whose run on the same target tells this one's device from its page cache
-  // (buffered <-> direct); analysis::FindTwin pairs probes by it.
+  // (buffered <-> direct); analysis::FindTwin pairs probes by it. The kinds of a pair read the
+  // target in sequence, so their system CPU per GiB is a figure (runner.cpp).
   std::optional<ProbeKind> twin;
+  // Reads bypass the page cache (O_DIRECT): the device side of a twin pair (the recovery
+  // experiment runs it beside the probe; the page-cache tax divides by it). Random reads choose
+  // per run (ProbeResult::mode), so the kind says false.
+  bool bypasses_page_cache;
 };
 
 // The row of `kind` (every ProbeKind has one).

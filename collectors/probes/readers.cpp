@@ -151,6 +151,15 @@ std::optional<std::uint64_t> SequentialStep::StorageReadBytes() const {
   return sum;
 }
 
+void RecordSequentialStep(const SequentialStep& step, bool first, bool curve, ProbeResult& result) {
+  if (curve) result.readers.push_back(step.Figures());
+  if (!first) return;
+  result.throughput_bytes_per_second = static_cast<double>(step.bytes) / step.seconds;
+  result.extra["read_seconds"] = step.seconds;
+  result.extra["first_chunk_seconds"] = step.readers[0].first_chunk_seconds;
+  result.extra["stopped_by_time_budget"] = step.StoppedByTimeBudget() ? 1 : 0;
+}
+
 ReaderStep SequentialStep::Figures() const {
   ReaderStep step;
   step.readers = static_cast<std::uint32_t>(readers.size());

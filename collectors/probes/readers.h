@@ -85,6 +85,11 @@ struct SequentialStep {
   ReaderStep Figures() const;
 };
 
+// Records one step of a sequential run (buffered, direct): its figures on the readers curve when
+// the spec has one (`curve`), and for the first step the run's own figures (throughput,
+// extra read_seconds, first_chunk_seconds, stopped_by_time_budget). step.seconds > 0.
+void RecordSequentialStep(const SequentialStep& step, bool first, bool curve, ProbeResult& result);
+
 // The slices of `region` for `n` readers (offsets multiples of `align`, the last one running to
 // `region` itself, so one reader reads exactly [0, region) as the classic probe did).
 std::vector<Slice> ReaderSlices(std::uint64_t region, std::uint32_t n, std::uint64_t align);

@@ -118,8 +118,7 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
   if (result.outcome == Outcome::kOk && result.error.empty() == false) result.error.clear();
   // cpu_*_seconds are the probe thread's only: with `readers:` the readers' CPU is in the time
   // parts (readers[i].time_seconds), not here.
-  if ((spec.kind == ProbeKind::kBuffered || spec.kind == ProbeKind::kDirect) && result.bytes > 0 &&
-      result.readers.empty()) {
+  if (Traits(spec.kind).twin && result.bytes > 0 && result.readers.empty()) {
     result.extra["system_cpu_seconds_per_gib"] =
         result.cpu_system_seconds / (static_cast<double>(result.bytes) / (1ull << 30));
   }

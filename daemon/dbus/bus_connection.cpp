@@ -1,9 +1,11 @@
 #include "daemon/dbus/bus_connection.h"
 
+#include <grp.h>
 #include <unistd.h>
 
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "daemon/dbus/names.h"
 
@@ -116,6 +118,21 @@ std::unique_ptr<sdbus::IConnection> Connect(const std::string& mode, std::string
     }
     return nullptr;
   }
+}
+
+bool Privileged(std::uint32_t uid, const std::vector<std::uint32_t>& gids,
+                const std::string& group) {
+  if (uid == 0 || uid == geteuid()) return true;
+  struct group entry {};
+  struct group* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getgrnam_r(group.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return false;
+  }
+  for (auto gid : gids) {
+    if (gid == found->gr_gid) return true;
+  }
+  return false;
 }
 
 }  // namespace iodrift::daemon::dbus

@@ -1,13 +1,15 @@
 // The service's bus connection: connecting to the system or session bus or an address and
-// taking the well-known name, with the messages an operator reads when that fails (split from
-// service.cpp).
+// taking the well-known name, with the messages an operator reads when that fails, and what a
+// caller's bus credentials allow (split from service.cpp).
 //
 // Thread-safety: free functions; the connection returned is used by one owner.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <sdbus-c++/sdbus-c++.h>
 
@@ -25,6 +27,11 @@ std::string WithoutGuid(const std::string& address);
 // ProcessID, UnixUserID, UnixGroupIDs, ...). Throws sdbus::Error.
 std::map<std::string, sdbus::Variant> BusCredentials(sdbus::IProxy& bus,
                                                      const std::string& unique_name);
+
+// Whether the caller with these credentials may RunProbe/Reload: root, the daemon's own user,
+// or a member (primary or supplementary) of `group`. Reads the group database (getgrnam_r).
+bool Privileged(std::uint32_t uid, const std::vector<std::uint32_t>& gids,
+                const std::string& group);
 
 // A connection to `mode` ("system", "session" or an address) holding the service name, or
 // nullptr with `error` saying why (who owns the name when it is taken).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -31,20 +30,31 @@ class DictWriter : public probes::ResultFieldVisitor {
  public:
   Dict Take() { return std::move(top_); }
 
-  void Text(std::string_view key, const std::string& value) override { Put(key, value); }
-  void Flag(std::string_view key, bool value) override { Put(key, value); }
-  void Real(std::string_view key, const std::optional<double>& value) override {
+  void Text(std::string_view key, const std::string& value, const probes::MetricExport&) override {
+    Put(key, value);
+  }
+  void Flag(std::string_view key, bool value, const probes::MetricExport&) override {
+    Put(key, value);
+  }
+  void Real(std::string_view key, const std::optional<double>& value,
+            const probes::MetricExport&) override {
     if (value) Put(key, *value);
   }
-  void Count(std::string_view key, const std::optional<std::uint64_t>& value) override {
+  void Count(std::string_view key, const std::optional<std::uint64_t>& value,
+             const probes::MetricExport&) override {
     if (value) Put(key, *value);
   }
-  void Signed(std::string_view key, std::int64_t value) override { Put(key, value); }
-  void TextList(std::string_view key, const std::vector<std::string>& values) override {
+  void Signed(std::string_view key, std::int64_t value, const probes::MetricExport&) override {
+    Put(key, value);
+  }
+  void TextList(std::string_view key, const std::vector<std::string>& values,
+                const probes::MetricExport&) override {
     Put(key, values);
   }
-  void BeginGroup(std::string_view key, probes::GroupShape shape, bool present) override {
+  bool BeginGroup(std::string_view key, probes::GroupShape shape, bool present,
+                  const probes::MetricExport&) override {
     groups_.push_back(Open{std::string(key), shape, present, {}, {}, {}, {}});
+    return present;
   }
   void EndGroup() override {
     Open g = std::move(groups_.back());
@@ -93,12 +103,75 @@ class DictWriter : public probes::ResultFieldVisitor {
   std::vector<Open> groups_;
 };
 
-template <typename Map>
-void CopyMap(const Dict& d, const std::string& key, Map& out) {
-  if (auto v = Get<std::map<std::string, typename Map::mapped_type>>(d, key)) {
-    out.insert(v->begin(), v->end());
+// The same walk read back from a{sv}: a member of the expected type is stored, anything else
+// (missing, another type) leaves the result's default.
+class DictReader : public probes::ResultFieldReader {
+ public:
+  explicit DictReader(const Dict& top) : top_(top) {}
+
+  void Text(std::string_view key, std::string& value, const probes::MetricExport&) override {
+    Take(key, value);
   }
-}
+  void Flag(std::string_view key, bool& value, const probes::MetricExport&) override {
+    Take(key, value);
+  }
+  void Real(std::string_view key, std::optional<double>& value,
+            const probes::MetricExport&) override {
+    if (auto v = Get<double>(Scope(), std::string(key))) value = *v;
+  }
+  void Count(std::string_view key, std::optional<std::uint64_t>& value,
+             const probes::MetricExport&) override {
+    if (auto v = Get<std::uint64_t>(Scope(), std::string(key))) value = *v;
+  }
+  void Signed(std::string_view key, std::int64_t& value, const probes::MetricExport&) override {
+    Take(key, value);
+  }
+  void TextList(std::string_view key, std::vector<std::string>& values,
+                const probes::MetricExport&) override {
+    Take(key, values);
+  }
+  bool BeginGroup(std::string_view key, probes::GroupShape shape, bool,
+                  const probes::MetricExport&) override {
+    // kMap groups are read whole (Map); a record is an a{sv}.
+    std::optional<Dict> record;
+    if (shape == probes::GroupShape::kRecord) record = Get<Dict>(Scope(), std::string(key));
+    nested_.push_back(record.value_or(Dict{}));
+    return record.has_value();
+  }
+  void EndGroup() override { nested_.pop_back(); }
+  void Map(std::string_view key, std::map<std::string, double>& values) override {
+    CopyMap(Scope(), std::string(key), values);
+  }
+  void Map(std::string_view key, std::map<std::string, std::uint64_t>& values) override {
+    CopyMap(Scope(), std::string(key), values);
+  }
+  void Map(std::string_view key, std::map<std::string, std::int64_t>& values) override {
+    CopyMap(Scope(), std::string(key), values);
+  }
+  void Map(std::string_view key, std::map<std::string, std::string>& values) override {
+    // Text values travel as a record (a{sv}).
+    if (auto record = Get<Dict>(Scope(), std::string(key))) {
+      for (const auto& [name, value] : *record) {
+        if (auto text = Get<std::string>(*record, name)) values[name] = *text;
+      }
+    }
+  }
+
+ private:
+  const Dict& Scope() const { return nested_.empty() ? top_ : nested_.back(); }
+  template <typename T>
+  void Take(std::string_view key, T& value) {
+    if (auto v = Get<T>(Scope(), std::string(key))) value = std::move(*v);
+  }
+  template <typename Map>
+  static void CopyMap(const Dict& d, const std::string& key, Map& out) {
+    if (auto v = Get<std::map<std::string, typename Map::mapped_type>>(d, key)) {
+      out.insert(v->begin(), v->end());
+    }
+  }
+  const Dict& top_;
+  std::vector<Dict> nested_;
+};
 
 }  // namespace
 
@@ -110,113 +183,8 @@ Dict ToDict(const probes::ProbeResult& r) {
 
 probes::ProbeResult FromDict(const Dict& d) {
   probes::ProbeResult r;
-  if (auto v = Get<std::string>(d, "name")) r.name = *v;
-  if (auto v = Get<std::string>(d, "kind")) {
-    if (auto kind = probes::ParseProbeKind(*v)) r.kind = *kind;
-  }
-  if (auto v = Get<std::string>(d, "target")) r.target = *v;
-  r.outcome = probes::Outcome::kError;
-  if (auto v = Get<std::string>(d, "result")) {
-    for (auto o : probes::kAllOutcomes) {
-      if (*v == probes::OutcomeName(o)) r.outcome = o;
-    }
-  } else if (auto ok = Get<bool>(d, "success"); ok && *ok) {
-    r.outcome = probes::Outcome::kOk;
-  }
-  if (auto v = Get<bool>(d, "supported")) r.supported = *v;
-  if (auto v = Get<std::string>(d, "error")) r.error = *v;
-  if (auto v = Get<double>(d, "start_time_seconds")) r.start_time_seconds = *v;
-  if (auto v = Get<double>(d, "duration_seconds")) r.duration_seconds = *v;
-  if (auto v = Get<std::uint64_t>(d, "bytes")) r.bytes = *v;
-  r.throughput_bytes_per_second = Get<double>(d, "throughput_bytes_per_second");
-  CopyMap(d, "ops_per_second", r.ops_per_second);
-  if (auto v = Get<Dict>(d, "latency_seconds")) {
-    probes::LatencyHistogram latency;
-    latency.p50_seconds = Get<double>(*v, "p50");
-    latency.p99_seconds = Get<double>(*v, "p99");
-    latency.count = Get<std::uint64_t>(*v, "count").value_or(0);
-    r.latency = latency;
-  }
-  if (auto v = Get<std::map<std::string, double>>(d, "cpu_seconds")) {
-    if (auto it = v->find("user"); it != v->end()) r.cpu_user_seconds = it->second;
-    if (auto it = v->find("system"); it != v->end()) r.cpu_system_seconds = it->second;
-  }
-  if (auto v = Get<std::vector<std::string>>(d, "suspect")) r.suspect = *v;
-  CopyMap(d, "context", r.context);
-  CopyMap(d, "vmstat_delta", r.vmstat_delta);
-  CopyMap(d, "extra", r.extra);
-  if (auto v = Get<Dict>(d, "target_info")) {
-    auto text = [&](const char* key) { return Get<std::string>(*v, key).value_or(""); };
-    r.target_info.device = text("device");
-    r.target_info.fstype = text("fstype");
-    r.target_info.scheduler = text("scheduler");
-    r.target_info.read_ahead_kb = text("read_ahead_kb");
-    r.target_info.rotational = text("rotational");
-    r.target_info.loop_dio = text("loop_dio");
-    r.target_info.logical_block_size =
-        static_cast<std::uint32_t>(Get<std::uint64_t>(*v, "logical_block_size").value_or(0));
-    r.target_info.remote = text("remote");
-    if (auto list = Get<std::vector<std::string>>(*v, "devices")) r.target_info.devices = *list;
-    if (auto list = Get<std::vector<std::string>>(*v, "members")) r.target_info.members = *list;
-  }
-  if (auto v = Get<std::string>(d, "mode")) r.mode = *v;
-  if (auto v = Get<std::string>(d, "residency_witness")) r.residency_witness = *v;
-  r.uptime_seconds = Get<double>(d, "uptime_seconds");
-  CopyMap(d, "dentry_state", r.dentry_state);
-  CopyMap(d, "pressure_delta_us", r.pressure_delta_us);
-  r.fragmentation_index = Get<double>(d, "fragmentation_index");
-  r.spec_size = Get<std::uint64_t>(d, "spec_size");
-  CopyMap(d, "member_figures", r.member_figures);
-  CopyMap(d, "member_ratios", r.member_ratios);
-  if (auto v = Get<Dict>(d, "member_errors")) {
-    for (const auto& [member, value] : *v) {
-      if (auto text = Get<std::string>(*v, member)) r.member_errors[member] = *text;
-    }
-  }
-  if (auto v = Get<Dict>(d, "time_seconds")) {
-    probes::TimeParts tp;
-    for (const probes::TimePartField& f : probes::TimePartFields())
-      f.Set(tp, Get<double>(*v, std::string(f.name)));
-    r.time_seconds = tp;
-  }
-  if (auto v = Get<Dict>(d, "readers")) {
-    std::map<std::string, double> rate, lo, hi, efficiency, seconds;
-    std::map<std::string, std::uint64_t> bytes;
-    CopyMap(*v, "rate", rate);
-    CopyMap(*v, "per_reader_min", lo);
-    CopyMap(*v, "per_reader_max", hi);
-    CopyMap(*v, "scaling_efficiency", efficiency);
-    CopyMap(*v, "seconds", seconds);
-    CopyMap(*v, "bytes", bytes);
-    std::vector<std::map<std::string, double>> parts(probes::TimePartFields().size());
-    for (std::size_t i = 0; i < parts.size(); ++i)
-      CopyMap(*v, "time_" + std::string(probes::TimePartFields()[i].name), parts[i]);
-    for (const auto& [count, value] : rate) {
-      probes::ReaderStep step;
-      try {
-        step.readers = static_cast<std::uint32_t>(std::stoul(count));
-      } catch (const std::exception&) {
-        continue;
-      }
-      step.rate = value;
-      if (auto it = lo.find(count); it != lo.end()) step.per_reader_min = it->second;
-      if (auto it = hi.find(count); it != hi.end()) step.per_reader_max = it->second;
-      if (auto it = efficiency.find(count); it != efficiency.end())
-        step.scaling_efficiency = it->second;
-      if (auto it = seconds.find(count); it != seconds.end()) step.seconds = it->second;
-      if (auto it = bytes.find(count); it != bytes.end()) step.bytes = it->second;
-      for (std::size_t i = 0; i < parts.size(); ++i) {
-        auto it = parts[i].find(count);
-        if (it == parts[i].end()) continue;
-        if (!step.time_seconds) step.time_seconds = probes::TimeParts{};
-        probes::TimePartFields()[i].Set(*step.time_seconds, it->second);
-      }
-      r.readers.push_back(step);
-    }
-    // The map is ordered as text ("16" < "2"); the curve reads in reader order.
-    std::sort(r.readers.begin(), r.readers.end(),
-              [](const auto& a, const auto& b) { return a.readers < b.readers; });
-  }
+  DictReader reader(d);
+  probes::ReadProbeResult(r, reader);
   return r;
 }
 

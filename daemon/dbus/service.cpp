@@ -1,6 +1,5 @@
 #include "daemon/dbus/service.h"
 
-#include <grp.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,23 +38,6 @@ using ProbeFuture = std::shared_future<probes::ProbeResult>;
 constexpr auto kCompleterPoll = std::chrono::milliseconds(100);
 constexpr auto kFirstBackoff = std::chrono::seconds(1);
 constexpr auto kMaxBackoff = std::chrono::seconds(60);
-
-// Whether the caller with these credentials may RunProbe/Reload: root, the daemon's own user,
-// or a member (primary or supplementary) of `group`.
-bool Privileged(std::uint32_t uid, const std::vector<std::uint32_t>& gids,
-                const std::string& group) {
-  if (uid == 0 || uid == geteuid()) return true;
-  struct group entry {};
-  struct group* found = nullptr;
-  std::vector<char> buffer(16384);
-  if (getgrnam_r(group.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
-    return false;
-  }
-  for (auto gid : gids) {
-    if (gid == found->gr_gid) return true;
-  }
-  return false;
-}
 
 }  // namespace
 

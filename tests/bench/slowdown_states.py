@@ -78,9 +78,7 @@ def once_python(target, throttle=None):
         return out
     finally:
         if throttle:
-            with open(os.path.join(os.path.dirname(throttle.path), "cgroup.procs"), "w") as f:
-                f.write(str(os.getpid()))
-            throttle.pids.remove(os.getpid())
+            throttle.release(os.getpid())
 
 
 def once(iodriftd, config, throttle=None):

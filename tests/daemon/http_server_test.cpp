@@ -19,6 +19,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "daemon/gzip.h"
+
 namespace iodrift::daemon {
 namespace {
 

@@ -37,6 +37,7 @@ import tempfile
 import time
 
 from iodrift_test import prom
+from iodrift_test.cgroup import Cgroup
 from iodrift_test.config import write_temp_config
 from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.skip import fail, need_tools, require_root, skip
@@ -53,51 +54,6 @@ require_root("needs root (loop device, memory cgroup)")
 need_tools("losetup", reason="{tool} not found")
 
 
-class MemoryCgroup:
-    """A memory cgroup of its own (v1 or v2) that holds one process and can be limited."""
-
-    def __init__(self, name):
-        v1 = "/sys/fs/cgroup/memory"
-        v2 = "/sys/fs/cgroup"
-        if os.path.isfile(os.path.join(v1, "memory.limit_in_bytes")):
-            self.path = os.path.join(v1, name)
-            self.limit_file, self.usage_file, self.unlimited = \
-                "memory.limit_in_bytes", "memory.usage_in_bytes", "-1"
-        elif "memory" in _read(os.path.join(v2, "cgroup.subtree_control"), "").split():
-            self.path = os.path.join(v2, name)
-            self.limit_file, self.usage_file, self.unlimited = \
-                "memory.max", "memory.current", "max"
-        else:
-            skip("no memory cgroup controller (neither v1 memory.limit_in_bytes nor "
-                 "memory in the v2 root's cgroup.subtree_control)")
-        os.makedirs(self.path, exist_ok=True)
-        self.v1 = self.limit_file == "memory.limit_in_bytes"
-
-    def add(self, pid):
-        if self.v1:
-            # Take the daemon's memory along, so the limit counts it (refused by kernels that
-            # deprecated charge moving; the page cache still has at most the limit, then).
-            try:
-                _write(os.path.join(self.path, "memory.move_charge_at_immigrate"), "3")
-            except OSError:
-                pass
-        _write(os.path.join(self.path, "cgroup.procs"), str(pid))
-
-    def limit(self, value):
-        _write(os.path.join(self.path, self.limit_file), str(value))
-
-    def remove(self):
-        # The daemon has exited (or is moved back by the kernel on rmdir failure); try a few times.
-        for _ in range(20):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.2)
-
-
 def _read(path, default=None):
     try:
         with open(path) as f:
@@ -106,11 +62,6 @@ def _read(path, default=None):
         if default is None:
             raise
         return default
-
-
-def _write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def vm_rss(pid):
@@ -156,16 +107,16 @@ def main():
             {"name": "sq-direct", "kind": "direct", "target": loop, "interval": "2s",
              "size": "64MiB", "time_budget": "5s", "timeout": "30s"},
         ], directory=work)
-        cgroup = MemoryCgroup(f"iodrift-squeeze-{os.getpid()}")
+        cgroup = Cgroup("squeeze", "memory")
+        if cgroup.missing:
+            skip(cgroup.missing)
         with Daemon("--config", config) as d:
-            cgroup.add(d.proc.pid)
+            cgroup.add(d.proc.pid, move_charge=True)
             phases = []
             for label, squeezed in (("free", False), ("squeezed", True),
                                     ("free", False), ("squeezed", True)):
-                if squeezed:
-                    cgroup.limit(vm_rss(d.proc.pid) + SQUEEZE_SLACK)
-                else:
-                    cgroup.limit(cgroup.unlimited)
+                cgroup.memory_limit(vm_rss(d.proc.pid) + SQUEEZE_SLACK if squeezed else None,
+                                    hard=True)
                 since = time.time()
                 wait_for(f"{RUNS} ok runs of each probe in phase {len(phases) + 1} ({label})",
                          lambda: all(len(runs_since(api(d), n, since)) >= RUNS
@@ -183,11 +134,11 @@ def main():
             probes = api(d)
             page = d.get("/", timeout=20)
             samples, _ = scrape(d)
-            cgroup.limit(cgroup.unlimited)
+            cgroup.memory_limit(None, hard=True)
         report(phases, probes, page, samples)
     finally:
         if cgroup:
-            cgroup.remove()
+            cgroup.close()
         if loop:
             subprocess.run(["losetup", "-d", loop], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)

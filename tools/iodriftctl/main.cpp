@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -405,6 +406,33 @@ std::string StringField(const dbus::Dict& dict, const std::string& key) {
   return it->second.get<std::string>();
 }
 
+// Prints an explain or diagnose answer: with `json` one object {name, text, what `extra` writes,
+// figures}, else the text.
+void PrintAnswer(bool json, const std::string& name, const std::string& text,
+                 const std::map<std::string, double>& figures,
+                 const std::function<void(JsonWriter&)>& extra = {}) {
+  if (!json) {
+    std::fputs(Safe(text).c_str(), stdout);
+    return;
+  }
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("name");
+  w.String(name);
+  w.Key("text");
+  w.String(text);
+  if (extra) extra(w);
+  w.Key("figures");
+  w.BeginObject();
+  for (const auto& [key, value] : figures) {
+    w.Key(key);
+    w.Number(value);
+  }
+  w.EndObject();
+  w.EndObject();
+  std::printf("%s\n", w.str().c_str());
+}
+
 int Explain(Client& client, const std::string& name, bool json) {
   // The verdict comes as fields (`cause`, `verdict_text`), never parsed back from the text.
   const dbus::Dict fields = client.ExplainFields(name);
@@ -414,32 +442,15 @@ int Explain(Client& client, const std::string& name, bool json) {
       it != fields.end() && it->second.containsValueOfType<std::map<std::string, double>>()) {
     figures = it->second.get<std::map<std::string, double>>();
   }
-  if (json) {
-    const std::string cause = StringField(fields, "cause");
-    JsonWriter w;
-    w.BeginObject();
-    w.Key("name");
-    w.String(name);
-    w.Key("text");
-    w.String(text);
+  const std::string cause = StringField(fields, "cause");
+  PrintAnswer(json, name, text, figures, [&](JsonWriter& w) {
     w.Key("cause");
     w.String(cause);
     w.Key("verdict");  // the cause again, under its first name
     w.String(cause);
     w.Key("verdict_text");
     w.String(StringField(fields, "verdict_text"));
-    w.Key("figures");
-    w.BeginObject();
-    for (const auto& [key, value] : figures) {
-      w.Key(key);
-      w.Number(value);
-    }
-    w.EndObject();
-    w.EndObject();
-    std::printf("%s\n", w.str().c_str());
-  } else {
-    std::fputs(Safe(text).c_str(), stdout);
-  }
+  });
   return kExitOk;
 }
 
@@ -482,25 +493,7 @@ int Diagnose(Client& client, const std::string& name, bool json) {
     if (IsRootStep(next)) skipped = Intervene(next);  // the daemon names them to root only
     std::tie(next, text, figures) = client.DiagnoseMeasureWithTimeout(session, next, skipped);
   }
-  if (json) {
-    JsonWriter w;
-    w.BeginObject();
-    w.Key("name");
-    w.String(name);
-    w.Key("text");
-    w.String(text);
-    w.Key("figures");
-    w.BeginObject();
-    for (const auto& [key, value] : figures) {
-      w.Key(key);
-      w.Number(value);
-    }
-    w.EndObject();
-    w.EndObject();
-    std::printf("%s\n", w.str().c_str());
-  } else {
-    std::fputs(Safe(text).c_str(), stdout);
-  }
+  PrintAnswer(json, name, text, figures);
   auto recovered = figures.find("recovered");
   const bool slow = !figures.count("ratio.control") || figures.at("ratio.control") < 0.9;
   return (recovered != figures.end() && recovered->second > 0) || !slow ? kExitOk : kExitFailed;

@@ -2,14 +2,22 @@
 its v1 hierarchy — with the limits the tests use, written for either:
 
     cg = Cgroup("mem", "memory")     # cg.missing: why not (no such controller), else cg.path
-    cg.add(pid)                      # the whole process
+    cg.add(pid)                      # the whole process (move_charge=True: v1 takes its memory)
+    cg.release(pid)                  # back to the root
     cg.memory_limit(64 << 20)        # v2 memory.high, v1 memory.limit_in_bytes; None lifts it
+    cg.memory_limit(64 << 20, hard=True)  # v2 memory.max instead of memory.high
     cg.read_bps("/dev/loop3", 20 << 20)   # v2 io.max rbps, v1 blkio.throttle.read_bps_device
     cg.cpu_quota(0.1)                # v2 cpu.max, v1 cpu.cfs_quota_us/cfs_period_us
+    cg.wrap(cmd)                     # a command list that runs as a member
     cg.close()                       # members back to the root, the cgroup removed
+    with Cgroup(...) as cg: ...      # close() on exit
+
+The one implementation of a test's cgroup: the block read throttle (throttle.py), the memory
+squeeze (e2e.memory_squeeze) and the causes zoo use it.
 """
 import contextlib
 import os
+import shlex
 import time
 
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -60,8 +68,28 @@ class Cgroup:
         with open(os.path.join(self.path, key)) as f:
             return f.read()
 
-    def add(self, pid):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def add(self, pid, move_charge=False):
+        """Moves the whole process `pid` in. move_charge (v1 memory): its memory comes along, so
+        the limit counts it (refused by kernels that deprecated charge moving: ignored)."""
+        if move_charge and self.v1 and self.controller == "memory":
+            with contextlib.suppress(OSError):
+                self.set("memory.move_charge_at_immigrate", "3")
         self.set("cgroup.procs", str(pid))
+
+    def release(self, pid):
+        """Moves `pid` back to the root."""
+        _write(os.path.join(self.root, "cgroup.procs"), str(pid))
+
+    def wrap(self, cmd):
+        """`cmd` (a list) run as a member of this cgroup."""
+        procs = os.path.join(self.path, "cgroup.procs")
+        return ["sh", "-c", f'echo $$ > {shlex.quote(procs)} && exec "$@"', "sh", *cmd]
 
     # The three limits the zoo uses, v1 or v2; None lifts the limit.
     def read_bps(self, dev, bps):
@@ -72,11 +100,12 @@ class Cgroup:
         else:
             self.set("io.max", f"{majmin} rbps={bps or 'max'}")
 
-    def memory_limit(self, limit):
+    def memory_limit(self, limit, hard=False):
+        """v2 memory.high (hard: memory.max); v1 memory.limit_in_bytes either way."""
         if self.v1:  # no memory.high on v1: the hard limit reclaims page cache the same way
             self.set("memory.limit_in_bytes", str(limit or -1))
         else:
-            self.set("memory.high", str(limit or "max"))
+            self.set("memory.max" if hard else "memory.high", str(limit or "max"))
 
     def anon_bytes(self):
         key = "rss" if self.v1 else "anon"
@@ -103,7 +132,7 @@ class Cgroup:
             pids = []
         for pid in pids:
             with contextlib.suppress(OSError):
-                _write(os.path.join(self.root, "cgroup.procs"), pid)
+                self.release(pid)
         for _ in range(50):
             try:
                 os.rmdir(self.path)

@@ -100,7 +100,45 @@ def _fusectl_mounted():
     return any(point == FUSECTL and fstype == "fusectl" for point, _, _, fstype in _mountinfo())
 
 
-class FaultFS:
+class FuseConnection:
+    """The fusectl side of a FUSE mount whose `dev` is (major, minor) once mounted (faultfs,
+    sshfs): abort() fails every pending and future request (ENOTCONN); release_fusectl()
+    unmounts fusectl when abort() had to mount it."""
+
+    dev = None
+    mounted_fusectl = False
+
+    def connection_dir(self):
+        if self.dev is None:
+            return None
+        maj, mnr = self.dev
+        # fusectl names a connection by the kernel's dev_t: MAJOR << 20 | MINOR.
+        return os.path.join(FUSECTL, str((maj << 20) | mnr))
+
+    def abort(self):
+        """Aborts the FUSE connection; False when there is none (not mounted, already gone)."""
+        conn = self.connection_dir()
+        if conn is None:
+            return False
+        if not _fusectl_mounted():
+            os.makedirs(FUSECTL, exist_ok=True)
+            res = subprocess.run(["mount", "-t", "fusectl", "fusectl", FUSECTL],
+                                 capture_output=True, text=True)
+            self.mounted_fusectl = res.returncode == 0
+        try:
+            with open(os.path.join(conn, "abort"), "w") as f:
+                f.write("1")
+            return True
+        except OSError:
+            return False  # already gone (the daemon exited, connection released)
+
+    def release_fusectl(self):
+        if self.mounted_fusectl:
+            subprocess.run(["umount", FUSECTL], capture_output=True)
+            self.mounted_fusectl = False
+
+
+class FaultFS(FuseConnection):
     def __init__(self, size="8M", hang_after=None, eio_after=None, slow_ms=None, lifetime=300,
                  debug=False, single_threaded=False):
         self.mountpoint = os.path.realpath(tempfile.mkdtemp(prefix="iodrift-faultfs-"))
@@ -146,13 +184,6 @@ class FaultFS:
         except OSError:
             return ""
 
-    def connection_dir(self):
-        if self.dev is None:
-            return None
-        maj, mnr = self.dev
-        # fusectl names a connection by the kernel's dev_t: MAJOR << 20 | MINOR.
-        return os.path.join(FUSECTL, str((maj << 20) | mnr))
-
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self):
         self._log = open(self.log_path, "w")
@@ -161,23 +192,6 @@ class FaultFS:
         self.dev = wait_mounted(self.mountpoint, "fuse.faultfs", self.proc, "faultfs", self.log,
                                 timeout=10)
         return self
-
-    def abort(self):
-        """Aborts the FUSE connection: every pending and future request fails (ENOTCONN)."""
-        conn = self.connection_dir()
-        if conn is None:
-            return False
-        if not _fusectl_mounted():
-            os.makedirs(FUSECTL, exist_ok=True)
-            res = subprocess.run(["mount", "-t", "fusectl", "fusectl", FUSECTL],
-                                 capture_output=True, text=True)
-            self.mounted_fusectl = res.returncode == 0
-        try:
-            with open(os.path.join(conn, "abort"), "w") as f:
-                f.write("1")
-            return True
-        except OSError:
-            return False  # already gone (faultfs exited, connection released)
 
     def stop(self):
         """Abort, lazy-unmount, stop faultfs, remove the mount point. Never blocks on the FS."""
@@ -199,9 +213,7 @@ class FaultFS:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(3)
-        if self.mounted_fusectl:
-            subprocess.run(["umount", FUSECTL], capture_output=True)
-            self.mounted_fusectl = False
+        self.release_fusectl()
         if getattr(self, "_log", None):
             self._log.close()
         try:
@@ -214,6 +226,21 @@ class FaultFS:
 
 
 @contextlib.contextmanager
+def sigterm_exits():
+    """SIGTERM (CTest's timeout) raises SystemExit inside, so the `finally` of a mount's teardown
+    runs then too; the previous handler is back on exit. (faultfs and sshfs mounts.)"""
+
+    def on_term(signum, frame):
+        raise SystemExit(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def mounted(**kwargs):
     """Mounts faultfs at a temporary directory; always aborts, unmounts and stops it on exit.
 
@@ -221,19 +248,14 @@ def mounted(**kwargs):
     runs then too.
     """
     fs = FaultFS(**kwargs)
-
-    def on_term(signum, frame):
-        raise SystemExit(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        fs.start()
-        yield fs
-    finally:
-        errors = fs.stop()
-        signal.signal(signal.SIGTERM, previous)
-        if errors:
-            print("faultfs teardown: " + "; ".join(errors))
+    with sigterm_exits():
+        try:
+            fs.start()
+            yield fs
+        finally:
+            errors = fs.stop()
+            if errors:
+                print("faultfs teardown: " + "; ".join(errors))
 
 
 @contextlib.contextmanager

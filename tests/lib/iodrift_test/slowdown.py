@@ -7,90 +7,15 @@
     negative_dentries(dir, 1_000_000)             # stat() of names that do not exist
     with PageCacheFiller(dir, 4 << 30): ...       # clean page cache read from a sparse file
 
-Each is reversible and cleans up on exit. v1 (blkio.throttle.read_bps_device) and v2 (io.max)
-block cgroups are both handled.
+Each is reversible and cleans up on exit. ReadThrottle is iodrift_test.throttle's (v1
+blkio.throttle.read_bps_device and v2 io.max, on iodrift_test.cgroup), here for these callers.
 """
 import mmap
 import os
-import time
 
-from iodrift_test.skip import skip
+from iodrift_test.throttle import ReadThrottle  # noqa: F401  (re-exported)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def dev_numbers(dev):
-    st = os.stat(dev)
-    return os.major(st.st_rdev), os.minor(st.st_rdev)
-
-
-class ReadThrottle:
-    """A block cgroup of its own with a read bandwidth limit on `dev`; add() moves a process
-    into it. Skips (77) when neither v1 blkio nor v2 io controller is available."""
-
-    def __init__(self, dev, bytes_per_second, name=None):
-        name = name or f"iodrift-throttle-{os.getpid()}"
-        major, minor = dev_numbers(dev)
-        self.v1 = os.path.isfile("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device")
-        if self.v1:
-            self.path = os.path.join("/sys/fs/cgroup/blkio", name)
-            self.limit_file = "blkio.throttle.read_bps_device"
-            self.limit_text = f"{major}:{minor} {bytes_per_second}"
-            self.clear_text = f"{major}:{minor} 0"
-        else:
-            root = "/sys/fs/cgroup"
-            try:
-                controllers = open(os.path.join(root, "cgroup.subtree_control")).read().split()
-            except OSError:
-                controllers = []
-            if "io" not in controllers:
-                skip("no block cgroup controller (neither v1 blkio.throttle.read_bps_device nor "
-                     "io in the v2 root's cgroup.subtree_control)")
-            self.path = os.path.join(root, name)
-            self.limit_file = "io.max"
-            self.limit_text = f"{major}:{minor} rbps={bytes_per_second}"
-            self.clear_text = f"{major}:{minor} rbps=max"
-        os.makedirs(self.path, exist_ok=True)
-        self.pids = []
-
-    def __enter__(self):
-        self.limit(True)
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def limit(self, on):
-        _write(os.path.join(self.path, self.limit_file), self.limit_text if on else self.clear_text)
-
-    def add(self, pid):
-        _write(os.path.join(self.path, "cgroup.procs"), str(pid))
-        self.pids.append(pid)
-
-    def close(self):
-        try:
-            self.limit(False)
-        except OSError:
-            pass
-        parent = os.path.dirname(self.path)
-        for pid in self.pids:
-            try:
-                _write(os.path.join(parent, "cgroup.procs"), str(pid))
-            except OSError:
-                pass
-        for _ in range(20):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)
 
 
 def mem_available():

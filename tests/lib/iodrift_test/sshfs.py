@@ -69,7 +69,7 @@ def descendants(pid):
     return out
 
 
-class SshfsMount:
+class SshfsMount(fuse.FuseConnection):
     def __init__(self, options=(), proxy=None):
         self.dir = tempfile.mkdtemp(prefix="iodrift-sshfs-", dir="/var/tmp")
         os.chmod(self.dir, 0o755)
@@ -179,28 +179,6 @@ class SshfsMount:
                     os.kill(pid, signal.SIGSTOP)
         return pids
 
-    def connection_dir(self):
-        if self.dev is None:
-            return None
-        maj, mnr = self.dev
-        return os.path.join(fuse.FUSECTL, str((maj << 20) | mnr))
-
-    def abort(self):
-        conn = self.connection_dir()
-        if conn is None:
-            return False
-        if not fuse._fusectl_mounted():
-            os.makedirs(fuse.FUSECTL, exist_ok=True)
-            res = subprocess.run(["mount", "-t", "fusectl", "fusectl", fuse.FUSECTL],
-                                 capture_output=True, text=True)
-            self.mounted_fusectl = res.returncode == 0
-        try:
-            with open(os.path.join(conn, "abort"), "w") as f:
-                f.write("1")
-            return True
-        except OSError:
-            return False
-
     def stop(self):
         """Abort, lazy-unmount, kill sshfs/ssh/sshd, remove everything. Never blocks on the FS."""
         if self.dev is not None:
@@ -223,9 +201,7 @@ class SshfsMount:
         if self.proxy:
             self.proxy.close()
             self.proxy = None
-        if self.mounted_fusectl:
-            subprocess.run(["umount", fuse.FUSECTL], capture_output=True)
-            self.mounted_fusectl = False
+        self.release_fusectl()
         for log in ("_sshd_log", "_sshfs_log"):
             if getattr(self, log, None):
                 getattr(self, log).close()
@@ -238,14 +214,9 @@ def mounted(options=(), proxy=None):
     CTest included). `proxy(sshd_port)` (e.g. iodrift_test.delay_proxy.DelayProxy) puts a
     relay between sshfs and sshd; it is closed on teardown."""
     m = SshfsMount(options, proxy)
-
-    def on_term(signum, frame):
-        raise SystemExit(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        m.start()
-        yield m
-    finally:
-        m.stop()
-        signal.signal(signal.SIGTERM, previous)
+    with fuse.sigterm_exits():
+        try:
+            m.start()
+            yield m
+        finally:
+            m.stop()

@@ -1,73 +1,53 @@
-"""A block-device read throttle: a cgroup whose members may read a device at most `bps` bytes/s
-(cgroup v2 io.max "MAJ:MIN rbps=N" where the io controller is on the v2 hierarchy, else cgroup v1
-blkio.throttle.read_bps_device — the same blk-throttle code). Commands run inside it.
+"""A block-device read throttle: a cgroup (iodrift_test.cgroup, controller io) whose members may
+read a device at most `bps` bytes/s (cgroup v2 io.max "MAJ:MIN rbps=N" where the io controller is
+on the v2 hierarchy, else cgroup v1 blkio.throttle.read_bps_device — the same blk-throttle code).
 
-    with ReadThrottle("/dev/loop3", 8 << 20) as t:
-        subprocess.run(t.wrap([iodriftd, "--once", ...]))
+    with ReadThrottle("/dev/loop3", 8 << 20) as t:   # limited from here to the end
+        subprocess.run(t.wrap([iodriftd, "--once", ...]))   # a command inside it
+        t.add(pid)                                   # or a running process
+        t.limit(False)                               # lifted (True: back on)
 
-Skips (77) when neither hierarchy offers a read throttle. Removes the cgroup on exit.
+Skips (77) when neither hierarchy offers a read throttle. Members go back to the root and the
+cgroup is removed on exit (or close()).
 """
-import os
-import shlex
-import time
+import contextlib
 
+from iodrift_test.cgroup import Cgroup
 from iodrift_test.skip import skip
-
-V2 = "/sys/fs/cgroup"
-V1_BLKIO = "/sys/fs/cgroup/blkio"
-
-
-def _v2_root():
-    for root in (V2, os.path.join(V2, "unified")):
-        try:
-            with open(os.path.join(root, "cgroup.controllers")) as f:
-                if "io" in f.read().split():
-                    return root
-        except OSError:
-            pass
-    return None
 
 
 class ReadThrottle:
-    def __init__(self, device, bps, name="iodrift-throttle"):
-        st = os.stat(device)
-        self.majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    def __init__(self, device, bps, name="throttle"):
+        self.device = device
         self.bps = int(bps)
-        self.name = f"{name}-{os.getpid()}"
-        self.dir = None
-        self.kind = None
+        self.cgroup = Cgroup(name, "io")
+        if self.cgroup.missing:
+            skip(f"no block read throttle: {self.cgroup.missing}")
+        self.path = self.cgroup.path
+        self.kind = (f"cgroup v1 blkio.throttle.read_bps_device {self.bps}" if self.cgroup.v1
+                     else f"cgroup v2 io.max rbps={self.bps}")
 
     def __enter__(self):
-        root = _v2_root()
-        if root:
-            with open(os.path.join(root, "cgroup.subtree_control"), "w") as f:
-                f.write("+io")
-            self.dir = os.path.join(root, self.name)
-            os.makedirs(self.dir, exist_ok=True)
-            with open(os.path.join(self.dir, "io.max"), "w") as f:
-                f.write(f"{self.majmin} rbps={self.bps}")
-            self.kind = f"cgroup v2 io.max rbps={self.bps}"
-        elif os.path.exists(os.path.join(V1_BLKIO, "blkio.throttle.read_bps_device")):
-            self.dir = os.path.join(V1_BLKIO, self.name)
-            os.makedirs(self.dir, exist_ok=True)
-            with open(os.path.join(self.dir, "blkio.throttle.read_bps_device"), "w") as f:
-                f.write(f"{self.majmin} {self.bps}")
-            self.kind = f"cgroup v1 blkio.throttle.read_bps_device {self.bps}"
-        else:
-            skip("no block read throttle: neither cgroup v2 io.max nor v1 blkio is available")
+        self.limit(True)
         return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def limit(self, on):
+        self.cgroup.read_bps(self.device, self.bps if on else None)
+
+    def add(self, pid):
+        self.cgroup.add(pid)
+
+    def release(self, pid):
+        self.cgroup.release(pid)
 
     def wrap(self, cmd):
         """`cmd` (a list) run as a member of the throttled cgroup."""
-        procs = os.path.join(self.dir, "cgroup.procs")
-        return ["sh", "-c", f'echo $$ > {shlex.quote(procs)} && exec "$@"', "sh", *cmd]
+        return self.cgroup.wrap(cmd)
 
-    def __exit__(self, *exc):
-        if not self.dir:
-            return
-        for _ in range(50):  # members have exited; the kernel may need a moment to let go
-            try:
-                os.rmdir(self.dir)
-                return
-            except OSError:
-                time.sleep(0.1)
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.limit(False)
+        self.cgroup.close()
