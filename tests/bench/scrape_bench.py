@@ -26,11 +26,13 @@ Figures:
   series                          sample lines in one plain scrape
 """
 import argparse
+import collections
 import http.client
 import os
 import re
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -92,6 +94,69 @@ def rollup_kib(pid):
             if key in ("Pss", "Private_Clean", "Private_Dirty"):
                 out[key] = int(rest.split()[0])
     return out.get("Pss"), out.get("Private_Clean", 0) + out.get("Private_Dirty", 0)
+
+
+def _mapped_pfns(pid):
+    """{virtual page: PFN} of every present page of `pid` (/proc/PID/pagemap; root)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    ranges = []
+    with open(f"/proc/{pid}/smaps") as f:
+        start = end = None
+        for line in f:
+            head = line.split(None, 1)[0]
+            if "-" in head and not head.endswith(":"):
+                start, end = (int(x, 16) for x in head.split("-"))
+            elif head == "Rss:" and int(line.split()[1]) > 0:
+                ranges.append((start, end))
+    out = {}
+    with open(f"/proc/{pid}/pagemap", "rb") as f:
+        for start, end in ranges:
+            f.seek(start // page * 8)
+            data = f.read((end - start) // page * 8)
+            for i, (entry,) in enumerate(struct.iter_unpack("<Q", data)):
+                if entry >> 63:  # present
+                    out[start // page + i] = entry & ((1 << 55) - 1)
+    return out
+
+
+def other_iodriftd_pids(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != pid:
+            try:
+                if os.path.basename(os.readlink(f"/proc/{d}/exe")).startswith("iodriftd"):
+                    out.append(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def pss_alone_kib(pid):
+    """PSS of `pid` as if it were the only iodriftd on the machine, in KiB: every present page
+    counts page_size / (its map count less the other iodriftd processes mapping it), so shared
+    library pages are still split with every other program (as on a real host) but not with the
+    other daemons of a benchmark or a test run (which halve a library's PSS per extra instance).
+    Needs root (/proc/PID/pagemap's PFNs, /proc/kpagecount); None otherwise."""
+    page_kib = os.sysconf("SC_PAGE_SIZE") / 1024
+    try:
+        mine = _mapped_pfns(pid)
+        others = collections.Counter()
+        for other in other_iodriftd_pids(pid):
+            try:
+                others.update(set(_mapped_pfns(other).values()))
+            except OSError:
+                pass  # exited meanwhile
+        total = 0.0
+        with open("/proc/kpagecount", "rb") as kpc:
+            for pfn in mine.values():
+                if pfn == 0:
+                    return None  # PFNs hidden: not root
+                kpc.seek(pfn * 8)
+                count = struct.unpack("<Q", kpc.read(8))[0]
+                total += page_kib / max(1, count - others.get(pfn, 0))
+        return total
+    except PermissionError:
+        return None
 
 
 def alive(target):
