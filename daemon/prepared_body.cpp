@@ -14,8 +14,8 @@ std::uint32_t Crc(const std::string& text) {
 }  // namespace
 
 int InitRawDeflate(z_stream_s& zs, int level) {
-  // windowBits -13: raw deflate, 8 KiB window; memLevel 6: a 8 K-entry hash table.
-  return deflateInit2(&zs, level, Z_DEFLATED, -13, 6, Z_DEFAULT_STRATEGY);
+  // windowBits -15: raw deflate, 32 KiB window; memLevel 8 is zlib's default.
+  return deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
 }
 
 PreparedBody::PreparedBody(std::string text) : text_(std::move(text)), crc_(Crc(text_)) {}

@@ -22,26 +22,6 @@
 namespace iodrift::daemon {
 namespace {
 
-// Each HTTP thread keeps one deflate stream for its whole life (and a prepared part makes one
-// per text): its zlib state is resident memory of the daemon. zlib's default (32 KiB window,
-// memLevel 8) allocates 268 KB; InitRawDeflate's 8 KiB window and memLevel 6 71 KB.
-TEST(GzipCompress, RawDeflateStateIsAtMost80KiB) {
-  struct Count {
-    std::size_t bytes = 0;
-  } count;
-  z_stream zs{};
-  zs.opaque = &count;
-  zs.zalloc = [](voidpf opaque, uInt items, uInt size) -> voidpf {
-    static_cast<Count*>(opaque)->bytes += std::size_t{items} * size;
-    return std::calloc(items, size);
-  };
-  zs.zfree = [](voidpf, voidpf p) { std::free(p); };
-  ASSERT_EQ(InitRawDeflate(zs, 1), Z_OK);
-  EXPECT_LE(count.bytes, 80u << 10) << count.bytes << " bytes of zlib state";
-  EXPECT_GE(count.bytes, 16u << 10);  // the allocator was seen at all
-  deflateEnd(&zs);
-}
-
 TEST(GzipCompress, RoundTripsThroughZlib) {
   std::string text;
   for (int i = 0; i < 1000; ++i) text += "iodrift_meminfo_MemFree_bytes 12345\n";
