@@ -10,7 +10,8 @@ namespace iodrift::daemon {
 namespace {
 
 // One deflate stream per HTTP thread, reset (deflateReset) instead of set up and torn down on
-// every response: deflateInit2 allocates and clears ~256 KiB of window and hash tables.
+// every response: deflateInit2 allocates and clears 268 KB of window and hash tables
+// (InitRawDeflate).
 class ThreadDeflater {
  public:
   ThreadDeflater() = default;
@@ -29,8 +30,7 @@ class ThreadDeflater {
     }
     if (!ready_) {
       zs_ = z_stream{};
-      // windowBits -15: raw deflate; memLevel 8 is zlib's default.
-      if (deflateInit2(&zs_, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      if (InitRawDeflate(zs_, level) != Z_OK) {
         return nullptr;
       }
       ready_ = true;

@@ -16,7 +16,7 @@ namespace iodrift::daemon {
 // True when the global `malloc` symbol is glibc's own (checked once, cached).
 bool GlibcMallocInUse();
 
-// At most 2 arenas, mmap threshold 128 KiB, trim threshold 256 KiB; each left alone when its
+// One arena, mmap threshold 128 KiB, trim threshold 256 KiB; each left alone when its
 // MALLOC_*_ environment variable is set, all of them when glibc's malloc is not in use.
 // Returns whether glibc's malloc was tuned.
 bool TuneAllocator();

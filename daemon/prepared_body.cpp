@@ -13,6 +13,11 @@ std::uint32_t Crc(const std::string& text) {
 
 }  // namespace
 
+int InitRawDeflate(z_stream_s& zs, int level) {
+  // windowBits -15: raw deflate, 32 KiB window; memLevel 8 is zlib's default.
+  return deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+}
+
 PreparedBody::PreparedBody(std::string text) : text_(std::move(text)), crc_(Crc(text_)) {}
 
 std::shared_ptr<const std::string> PreparedBody::Deflated(int level, bool& ok) const {
@@ -22,8 +27,7 @@ std::shared_ptr<const std::string> PreparedBody::Deflated(int level, bool& ok) c
   auto out = std::make_shared<std::string>();
   if (!text_.empty()) {
     z_stream zs{};
-    // windowBits -15: raw deflate (the response writes the gzip framing).
-    if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (InitRawDeflate(zs, level) != Z_OK) {
       ok = false;
       return out;
     }

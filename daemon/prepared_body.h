@@ -15,7 +15,16 @@
 #include <string>
 #include <vector>
 
+struct z_stream_s;
+
 namespace iodrift::daemon {
+
+// deflateInit2 for a raw deflate stream (RFC 1951; the caller writes the gzip framing) at zlib
+// `level`, with zlib's default 32 KiB window and memLevel 8 (268 KB of state per stream; each HTTP
+// thread keeps one). An 8 KiB window with memLevel 6 (71 KB) made deflating a /metrics body
+// ~1.9x slower: the small window slides its hash tables many times per body (docs/benchmarks.md).
+// Returns zlib's code (Z_OK on success).
+int InitRawDeflate(z_stream_s& zs, int level);
 
 class PreparedBody {
  public:

@@ -21,6 +21,11 @@ Rows:
   VmRSS after 1000 scrapes   /proc/PID/status after 1000 gzip scrapes (plus the warm-up)
   PSS / USS, same moment     /proc/PID/smaps_rollup (PSS splits shared library pages among the
                              processes mapping them: run it with no other iodriftd around)
+  PSS as the only iodriftd   per round after its scrapes: every present page (pagemap) counts
+                             page / (its kpagecount less the other iodriftd processes mapping it);
+                             library pages stay split with other programs, not with the other
+                             daemons of this run or of other runs on the machine (root)
+  anonymous RSS              RssAnon, per round (heap, malloc arenas, stacks)
   VmHWM (peak RSS)           /proc/PID/status, over the whole run (start-up and probe runs)
   idle CPU, no scrapes       CPU-s per hour over --idle-seconds without a request, from the
                              scheduler's nanosecond run time of every thread
@@ -28,7 +33,10 @@ Rows:
   peak RSS during a memory probe: measured by tests/bench/memory_probe_bench.py (cost-mem); a
                              hook row here reads it from MEMORY_PROBE_PEAK_MIB if set.
 The ratio column is iodriftd with the default probes / node_exporter; the goal column is the
-issue's. Without IODRIFT_BENCH=1 it exits 77 (skipped), like the other benchmarks.
+issue's. `--compare NAME=COMMAND` (repeatable) adds a column: another iodriftd with the default
+probes, measured the same way in the same rounds (COMMAND is split like a shell would and may
+start with `env VAR=VALUE`, e.g. `--compare 'old=/tmp/old/iodriftd'`,
+`--compare 'two arenas=env MALLOC_ARENA_MAX=2 build/bin/iodriftd'`). Without IODRIFT_BENCH=1 it exits 77 (skipped), like the other benchmarks.
 
 Environment: IODRIFTD (default <source>/build/bin/iodriftd), NODE_EXPORTER (default
 /usr/bin/prometheus-node-exporter).
@@ -36,12 +44,14 @@ Environment: IODRIFTD (default <source>/build/bin/iodriftd), NODE_EXPORTER (defa
 import argparse
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -153,6 +163,8 @@ def main():
     p.add_argument("--wrk-seconds", type=int, default=5)
     p.add_argument("--idle-seconds", type=float, default=30.0)
     p.add_argument("--many-probes", type=int, default=50)
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=COMMAND",
+                   help="another iodriftd (command) with the default probes, side by side")
     args = p.parse_args()
     if os.environ.get("IODRIFT_BENCH") != "1":
         print("SKIPPED: benchmark; run with IODRIFT_BENCH=1")
@@ -168,6 +180,7 @@ def main():
         print("SKIPPED: wrk not installed")
         return SKIP
 
+    load_start = os.getloadavg()[0]
     work = tempfile.mkdtemp(prefix="iodrift-cost.")
     procs = []
     try:
@@ -213,7 +226,16 @@ def main():
                f"--web.listen-address=127.0.0.1:{n3}"],
               f"http://127.0.0.1:{n3}/metrics")
 
-        wait_probes_ran(targets[1].name, targets[1].url, 6)
+        for i, spec in enumerate(args.compare):
+            name, _, command = spec.partition("=")
+            if not command:
+                sys.exit(f"--compare {spec!r}: expected NAME=COMMAND")
+            nc = port()
+            start(name, [*shlex.split(command), "--config",
+                         default_config(work, nc, name=f"compare{i}")],
+                  f"http://127.0.0.1:{nc}/metrics")
+        for t in [targets[1], *targets[4:]]:
+            wait_probes_ran(t.name, t.url, 6)
         wait_probes_ran(targets[2].name, targets[2].url, args.many_probes)
         for t in targets:  # warm-up
             scrape_bench.scrape_loop(t, True, 50, 0)
@@ -221,8 +243,13 @@ def main():
         for r in range(args.rounds):
             order = targets[r % len(targets):] + targets[:r % len(targets)]
             for t in order:
-                measure_cpu_ns(t, args.scrapes, "probes" in t.name and "no probes" not in t.name)
+                measure_cpu_ns(t, args.scrapes, t is not targets[0] and t is not targets[3])
                 scrape_bench.run_wrk(wrk, lua, t, 1, args.wrk_seconds)
+            for t in targets:
+                alone = scrape_bench.pss_alone_kib(t.pid)
+                if alone is not None:
+                    t.record("pss_alone_mib", alone / 1024.0)
+                t.record("anon_mib", scrape_bench.status_kib(t.pid, "RssAnon") / 1024.0)
             # Idle: all three at once, nobody scraping.
             before = {t.name: run_ns(t.pid) for t in targets}
             t0 = time.monotonic()
@@ -230,7 +257,8 @@ def main():
             dt = time.monotonic() - t0
             for t in targets:
                 t.record("idle_cpu_s_per_h", (run_ns(t.pid) - before[t.name]) / 1e9 / dt * 3600)
-            print(f"cost_table: round {r + 1}/{args.rounds} done", file=sys.stderr)
+            print(f"cost_table: round {r + 1}/{args.rounds} done, load average "
+                  f"{os.getloadavg()[0]:.1f}", file=sys.stderr)
         for t in targets:
             scrape_bench.scrape_loop(t, True, args.rss_scrapes, 0)
             t.once["rss_mib"] = scrape_bench.status_kib(t.pid, "VmRSS") / 1024.0
@@ -238,7 +266,7 @@ def main():
             pss, uss = scrape_bench.rollup_kib(t.pid)
             t.once["pss_mib"], t.once["uss_mib"] = pss / 1024.0, uss / 1024.0
 
-        none, default, many, ne = targets
+        none, default, many, ne = targets[:4]
         v = lambda t, k: t.value(k)  # noqa: E731
 
         def ratio(k):
@@ -266,11 +294,16 @@ def main():
             ("PSS / USS, same moment",
              *(f'{v(t, "pss_mib"):.1f} / {v(t, "uss_mib"):.1f} MiB' for t in targets),
              ratio("pss_mib"), GOALS["pss"]),
+            ("PSS as the only iodriftd", *(
+                "-" if v(t, "pss_alone_mib") is None else f'{v(t, "pss_alone_mib"):.2f} MiB'
+                for t in targets), ratio("pss_alone_mib"), GOALS["pss"] + " (one instance)"),
+            ("anonymous RSS", *(f'{v(t, "anon_mib"):.2f} MiB' for t in targets),
+             ratio("anon_mib"), "—"),
             ("VmHWM (peak RSS), whole run", *(f'{v(t, "hwm_mib"):.1f} MiB' for t in targets),
              f'{v(default, "hwm_mib") / v(default, "rss_mib"):.2f}× its VmRSS', GOALS["hwm"]),
             ("peak RSS during a memory probe", "—",
              f"+{peak} MiB" if peak else "see memory_probe_bench.py", "—", "—", "—",
-             GOALS["peak"]),
+             *("—" for _ in targets[4:]), GOALS["peak"]),
             ("idle CPU, no scrapes",
              *(f'{v(t, "idle_cpu_s_per_h"):.4f} CPU-s/h' for t in targets),
              f'{v(none, "idle_cpu_s_per_h") / v(ne, "idle_cpu_s_per_h"):.2f} (no probes)'
@@ -278,9 +311,9 @@ def main():
         ]
         head = ("figure", "iodrift, no probes", "iodrift, default 6 probes",
                 f"iodrift, {args.many_probes} probes", "node_exporter",
-                "ratio (default / NE)", "goal")
+                *(t.name for t in targets[4:]), "ratio (default / NE)", "goal")
         print(f"\nmedians of {args.rounds} rounds; idle window {args.idle_seconds:.0f} s; "
-              f"load average {os.getloadavg()[0]:.1f}\n")
+              f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end\n")
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         for row in rows:

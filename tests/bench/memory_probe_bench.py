@@ -16,6 +16,10 @@ and prints medians over --pairs (default 7, at least 5) with the ratios probe / 
 probe / mbw-same. mbw's figure is MiB/s (2^20); all figures below are converted to bytes/s.
 
   IODRIFT_BENCH=1 python3 tests/bench/memory_probe_bench.py [--iodriftd build/bin/iodriftd] [--pairs 7]
+      [--probe-mib 3 7]
+
+--probe-mib S... runs the probe (`size: S MiB`, two S MiB buffers) and mbw-same at each size in
+every pair: what a smaller stream buffer would measure on this machine.
 
 Exits 77 (skipped) without mbw (Debian package mbw) or iodriftd.
 """
@@ -78,6 +82,8 @@ def main():
     ap.add_argument("--mbw", default=shutil.which("mbw") or "/usr/bin/mbw")
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--large-mib", type=int, default=512)
+    ap.add_argument("--probe-mib", type=int, nargs="+", default=[PROBE_MIB],
+                    help=f"stream buffer sizes to run the probe and mbw-same at (default {PROBE_MIB})")
     args = ap.parse_args()
     if os.environ.get("IODRIFT_BENCH") != "1":
         print("SKIPPED: a benchmark, not a test: set IODRIFT_BENCH=1 to run it")
@@ -90,31 +96,38 @@ def main():
             return SKIP
     work = tempfile.mkdtemp(prefix="iodrift-membench-")
     try:
-        config = os.path.join(work, "iodrift.yaml")
-        with open(config, "w") as f:
-            f.write("dbus: none\nscheduler:\n  nice: 0\nprobes:\n"
-                    "  - name: memory\n    kind: memory\n    timeout: 60s\n")
+        configs = {}
+        for mib in args.probe_mib:
+            configs[mib] = os.path.join(work, f"iodrift-{mib}.yaml")
+            with open(configs[mib], "w") as f:
+                f.write("dbus: none\nscheduler:\n  nice: 0\nprobes:\n"
+                        "  - name: memory\n    kind: memory\n    timeout: 60s\n"
+                        f"    size: {mib}MiB\n")
+        config = configs[args.probe_mib[0]]
         state = os.path.join(work, "state")
         os.makedirs(state)
-        probe, large, same = [], [], []
+        large = []
+        probes = {mib: [] for mib in args.probe_mib}
+        sames = {mib: [] for mib in args.probe_mib}
         for i in range(args.pairs):
-            steps = [("probe", lambda: probe.append(run_probe(args.iodriftd, config, state))),
-                     ("mbw", lambda: (large.append(run_mbw(args.mbw, args.large_mib, 3)),
-                                      same.append(run_mbw(args.mbw, PROBE_MIB, 20))))]
+            steps = [lambda: [probes[m].append(run_probe(args.iodriftd, configs[m], state))
+                              for m in args.probe_mib],
+                     lambda: (large.append(run_mbw(args.mbw, args.large_mib, 3)),
+                              [sames[m].append(run_mbw(args.mbw, m, 20)) for m in args.probe_mib])]
             if i % 2:
                 steps.reverse()
-            for _, step in steps:
+            for step in steps:
                 step()
-            print(f"pair {i + 1}: probe {probe[-1] / 1e9:.2f} GB/s, mbw {args.large_mib} MiB "
-                  f"{large[-1] / 1e9:.2f} GB/s, mbw {PROBE_MIB} MiB {same[-1] / 1e9:.2f} GB/s",
-                  file=sys.stderr, flush=True)
+            print(f"pair {i + 1}: mbw {args.large_mib} MiB {large[-1] / 1e9:.2f} GB/s; " + "; ".join(
+                f"{m} MiB: probe {probes[m][-1] / 1e9:.2f}, mbw {sames[m][-1] / 1e9:.2f} GB/s"
+                for m in args.probe_mib), file=sys.stderr, flush=True)
         # Peak RSS of a --once run with the memory probe against one with no probes at all.
         empty = os.path.join(work, "empty.yaml")
         with open(empty, "w") as f:
             f.write("dbus: none\nprobes: []\n")
         peak = peak_rss_of_once(args.iodriftd, config, state)
         peak_empty = peak_rss_of_once(args.iodriftd, empty, state)
-        p, l, s = (statistics.median(x) for x in (probe, large, same))
+        l = statistics.median(large)
         llc = None
         try:
             for index in sorted(os.listdir("/sys/devices/system/cpu/cpu0/cache")):
@@ -125,11 +138,14 @@ def main():
         print(f"memory probe stream copy vs mbw memcpy, medians of {args.pairs} alternating pairs"
               f" (LLC: {llc or 'unknown to sysfs'})")
         print(f"{'figure':<44} {'GB/s':>8}")
-        print(f"{f'probe, 2 x {PROBE_MIB} MiB (stream_copy)':<44} {p / 1e9:>8.2f}")
         print(f"{f'mbw -t0, 2 x {args.large_mib} MiB (DRAM reference)':<44} {l / 1e9:>8.2f}")
-        print(f"{f'mbw -t0, 2 x {PROBE_MIB} MiB (same working set)':<44} {s / 1e9:>8.2f}")
-        print(f"ratio probe / mbw {args.large_mib} MiB: {p / l:.3f}")
-        print(f"ratio probe / mbw {PROBE_MIB} MiB: {p / s:.3f}")
+        for m in args.probe_mib:
+            p, s = statistics.median(probes[m]), statistics.median(sames[m])
+            print(f"{f'probe, 2 x {m} MiB (stream_copy)':<44} {p / 1e9:>8.2f}")
+            print(f"{f'mbw -t0, 2 x {m} MiB (same working set)':<44} {s / 1e9:>8.2f}")
+            print(f"ratio probe {m} MiB / mbw {args.large_mib} MiB: {p / l:.3f}; "
+                  f"mbw {m} MiB / mbw {args.large_mib} MiB: {s / l:.3f}; "
+                  f"probe / mbw {m} MiB: {p / s:.3f}")
         print(f"peak RSS of iodriftd --once: {peak / 2**20:.1f} MiB with the memory probe, "
               f"{peak_empty / 2**20:.1f} MiB without probes (+{(peak - peak_empty) / 2**20:.1f} MiB)")
         return 0

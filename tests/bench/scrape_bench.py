@@ -26,11 +26,13 @@ Figures:
   series                          sample lines in one plain scrape
 """
 import argparse
+import collections
 import http.client
 import os
 import re
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -93,6 +95,76 @@ def rollup_kib(pid):
                 out[key] = int(rest.split()[0])
     return out.get("Pss"), out.get("Private_Clean", 0) + out.get("Private_Dirty", 0)
 
+
+def _mapped_pfns(pid):
+    """[(mapping, PFN)] of every present page of `pid` (/proc/PID/smaps + pagemap; root). The
+    mapping is the file's base name, or [heap], [stack], [anon] ..."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    ranges = []
+    with open(f"/proc/{pid}/smaps") as f:
+        start = end = name = None
+        for line in f:
+            fields = line.split()
+            if "-" in fields[0] and not fields[0].endswith(":"):
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                name = os.path.basename(fields[5]) if len(fields) > 5 else "[anon]"
+            elif fields[0] == "Rss:" and int(fields[1]) > 0:
+                ranges.append((start, end, name))
+    out = []
+    with open(f"/proc/{pid}/pagemap", "rb") as f:
+        for start, end, name in ranges:
+            f.seek(start // page * 8)
+            data = f.read((end - start) // page * 8)
+            for (entry,) in struct.iter_unpack("<Q", data):
+                if entry >> 63:  # present
+                    out.append((name, entry & ((1 << 55) - 1)))
+    return out
+
+
+def other_iodriftd_pids(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != pid:
+            try:
+                if os.path.basename(os.readlink(f"/proc/{d}/exe")).startswith("iodriftd"):
+                    out.append(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def pss_alone_by_mapping(pid):
+    """PSS of `pid` as if it were the only iodriftd on the machine, KiB per mapping: every present
+    page counts page_size / (its map count less the other iodriftd processes mapping it), so
+    shared library pages are still split with every other program (as on a real host) but not
+    with the other daemons of a benchmark or a test run (which halve a library's PSS per extra
+    instance). Needs root (/proc/PID/pagemap's PFNs, /proc/kpagecount); None otherwise."""
+    page_kib = os.sysconf("SC_PAGE_SIZE") / 1024
+    try:
+        mine = _mapped_pfns(pid)
+        others = collections.Counter()
+        for other in other_iodriftd_pids(pid):
+            try:
+                others.update({pfn for _, pfn in _mapped_pfns(other)})
+            except OSError:
+                pass  # exited meanwhile
+        out = collections.Counter()
+        with open("/proc/kpagecount", "rb") as kpc:
+            for name, pfn in mine:
+                if pfn == 0:
+                    return None  # PFNs hidden: not root
+                kpc.seek(pfn * 8)
+                count = struct.unpack("<Q", kpc.read(8))[0]
+                out[name] += page_kib / max(1, count - others.get(pfn, 0))
+        return out
+    except PermissionError:
+        return None
+
+
+def pss_alone_kib(pid):
+    """Sum of pss_alone_by_mapping (KiB), or None."""
+    by_mapping = pss_alone_by_mapping(pid)
+    return None if by_mapping is None else sum(by_mapping.values())
 
 def alive(target):
     return os.path.exists(f"/proc/{target.pid}/stat")
