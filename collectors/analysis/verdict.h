@@ -17,7 +17,12 @@
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
 //   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
 //   3. memory waits, whatever part they fell in: the readers' reclaim + thrashing + swap-in delay
-//      carries → memory_reclaim; compaction delay carries → memory_compaction;
+//      carries → memory_reclaim; compaction delay carries → memory_compaction. Re-reads count
+//      here: when the memory waits (reclaim + thrashing + swap-in delay, or the cgroup's memory
+//      stall) reach kAbsent of the added time and the readers fetched >= kRereadAmplification x
+//      the bytes they delivered, the share 1 - 1/amplification of the block I/O wait re-read
+//      pages reclaim took; it stands in for the thrashing delay (both are waits on evicted pages)
+//      when larger;
 //   4. of the three parts kernel CPU, off-CPU wait (device_wait + other), run-queue wait, the one
 //      that added the most must carry, else undetermined with the figures. Then:
 //      run-queue wait → cpu_contention;
@@ -36,14 +41,14 @@
 //                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
 //                       wait can be block I/O; else undetermined naming the missing evidence;
 //      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
-//                       added time, and the cgroup's memory stall too, rule them out; without it, no global direct reclaim or
-//                       compaction stall (vmstat allocstall_*, compact_stall) during the run and
-//                       the memory stall (the cgroup's, else PSI) < kAbsent of the added time:
-//                       then on a buffered probe page_allocation, or hypervisor_reclaim when the
-//                       guest handed free memory back to the host during the step (free page
-//                       reporting). Without delay accounting, a direct reclaim (compaction) stall
-//                       alone → memory_reclaim (memory_compaction); both → undetermined. Other
-//                       kinds allocate no page-cache pages → undetermined;
+//                       added time, and the cgroup's memory stall too, rule them out; without it,
+//                       no global direct reclaim or compaction stall (vmstat allocstall_*,
+//                       compact_stall) during the run and the memory stall (the cgroup's, else PSI)
+//                       < kAbsent of the added time: then on a buffered probe page_allocation, or
+//                       hypervisor_reclaim when the guest handed free memory back to the host
+//                       during the step (free page reporting). Without delay accounting, a direct
+//                       reclaim (compaction) stall alone → memory_reclaim (memory_compaction); both
+//                       → undetermined. Other kinds allocate no page-cache pages → undetermined;
 //   5. device or device_busy on a buffered probe whose direct twin (same target) has a ratio and
 //      kept >= kSlowdownRatio of its baseline → undetermined: the device did not slow direct
 //      reads. (A direct twin that fell as well is named in the text as the confirmation; a
@@ -87,6 +92,11 @@ inline constexpr double kOthersQuiet = 0.25;
 inline constexpr double kOthersBusy = 0.5;
 // Evidence whose time per unit now is below kAbsent x the added time is absent.
 inline constexpr double kAbsent = 0.2;
+// Read amplification (bytes fetched from storage / bytes delivered) at or above which the share
+// 1 - 1/amplification of the block I/O wait counts as re-reads of evicted pages, when reclaim took
+// part. 1.5: above a run's own readahead beyond its last read (1.0-1.19 in the cause zoo's healthy
+// and block-throttled buffered runs, 1.8-2.8 under a memory cgroup's limit).
+inline constexpr double kRereadAmplification = 1.5;
 // Without delay accounting, off-CPU wait counts as block I/O only when the system's PSI io stall
 // share of the run is at least kIoCover x the readers' off-CPU share.
 inline constexpr double kIoCover = 0.8;
