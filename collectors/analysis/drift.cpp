@@ -40,7 +40,8 @@ constexpr std::array<std::string_view, kDriftFeatureCount> kFeatureNames = {
     "page_reported_bytes",
     "memory_high_events",
     "direct_reclaim_stalls",
-    "compaction_stalls"};
+    "compaction_stalls",
+    "read_amplification"};
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -145,6 +146,10 @@ DriftFeatures ExtractDriftFeatures(const ProbeResult& r) {
       const double gib = static_cast<double>(timed_bytes) / (1ull << 30);
       set(DriftFeature::kKernelCpuPerGib, tp->kernel_cpu / gib);
       if (tp->device_busy) set(DriftFeature::kDeviceBusyPerGib, *tp->device_busy / gib);
+      if (tp->storage_read_bytes) {
+        set(DriftFeature::kReadAmplification,
+            *tp->storage_read_bytes / static_cast<double>(timed_bytes));
+      }
     }
     if (tp->wall > 0) {
       set(DriftFeature::kKernelCpuRatio, tp->kernel_cpu / tp->wall);

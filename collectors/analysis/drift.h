@@ -44,6 +44,9 @@
 //   direct_reclaim_stalls   sum of the allocstall_* deltas over the run (global direct reclaim;
 //                           a memory cgroup's reclaim is not counted there)
 //   compaction_stalls       compact_stall delta over the run
+//   read_amplification      bytes the readers fetched from storage (time part
+//                           storage_read_bytes) / bytes the step delivered (throughput kinds):
+//                           above 1 when pages were read twice (readahead evicted before use)
 // The time parts and the reasons are the run's: their medians over the baseline runs
 // (ProbeState::baseline_features) are the baseline the verdict (verdict.h) compares with.
 //
@@ -100,8 +103,9 @@ enum class DriftFeature {
   kMemoryHighEvents,
   kDirectReclaimStalls,
   kCompactionStalls,
+  kReadAmplification,
 };
-inline constexpr std::size_t kDriftFeatureCount = 28;
+inline constexpr std::size_t kDriftFeatureCount = 29;
 
 // Results kept per probe for the correlation (the `window` in the metric's HELP).
 inline constexpr std::size_t kDriftWindowSize = 64;

@@ -91,6 +91,38 @@ struct PerUnit {
   }
 };
 
+// The readers' memory waits with re-reads (rule 3, verdict.h): reclaim + swap-in delay +
+// max(thrashing delay, the block I/O wait's re-read share), now and at baseline; `memory_wait`
+// itself (reclaim + thrashing + swap-in) when re-reads do not count: read amplification unknown
+// now or at baseline, below kRereadAmplification, or reclaim took no part (the memory waits and
+// the cgroup's memory stall < kAbsent of the added time: a run cut short by its time budget
+// reads ahead beyond its last read, which is not a re-read).
+Evidence WithRereads(const VerdictInput& in, const PerUnit& u, const Evidence& memory_wait,
+                     const Evidence& blkio, const Evidence& cgroup_memory) {
+  const double amp_now = At(in.now, DriftFeature::kReadAmplification);
+  const double amp_base = At(in.base, DriftFeature::kReadAmplification);
+  const double added = u.Added();
+  auto took_part = [&](const Evidence& e) { return e.known && e.now >= kAbsent * added; };
+  if (!memory_wait.known || !blkio.known || !std::isfinite(amp_now) || !std::isfinite(amp_base) ||
+      amp_now < kRereadAmplification || added <= 0 ||
+      !(took_part(memory_wait) || took_part(cgroup_memory))) {
+    return memory_wait;
+  }
+  auto reread = [](double blkio_per_unit, double amp) {
+    return amp >= kRereadAmplification ? blkio_per_unit * (1 - 1 / amp) : 0.0;
+  };
+  const Evidence thrashing = u.Of(in, {DriftFeature::kThrashingDelayRatio}, "");
+  const double thrash_now = thrashing.known ? thrashing.now : 0;
+  const double thrash_base = thrashing.known ? thrashing.base : 0;
+  const double reread_now = reread(blkio.now, amp_now);
+  if (reread_now <= thrash_now) return memory_wait;
+  Evidence e = memory_wait;
+  e.label = "reclaim delay and re-read block I/O";
+  e.now += reread_now - thrash_now;
+  e.base += std::max(thrash_base, reread(blkio.base, amp_base)) - thrash_base;
+  return e;
+}
+
 std::string Verdictline(Cause cause, const std::string& figures) {
   return "Verdict: " + std::string(CauseName(cause)) + ": " + figures;
 }
@@ -212,6 +244,14 @@ Verdict DecideVerdict(const VerdictInput& in) {
                   reclaim_stalls, compaction_stalls);
     figures += buf;
   }
+  const double amp_now = At(in.now, DriftFeature::kReadAmplification);
+  const double amp_base = At(in.base, DriftFeature::kReadAmplification);
+  if (std::isfinite(amp_now) && std::isfinite(amp_base) && amp_now > 0) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "; read from storage %.2fx the bytes read (%.2fx at baseline)",
+                  amp_now, amp_base);
+    figures += buf;
+  }
   const double reported = At(in.now, DriftFeature::kPageReported);
   if (std::isfinite(reported) && reported > 0) {
     char buf[64];
@@ -242,12 +282,14 @@ Verdict DecideVerdict(const VerdictInput& in) {
     return Verdict{cause, Verdictline(cause, text(e, note))};
   };
 
-  // 3. Memory waits, in whatever part they were spent.
-  const bool reclaim_carries = u.Carries(memory_wait);
+  // 3. Memory waits, in whatever part they were spent; re-reads of evicted pages among them.
+  const Evidence reclaim_rereads = WithRereads(in, u, memory_wait, blkio, cgroup_memory);
+  if (reclaim_rereads.label != memory_wait.label) add_figure(reclaim_rereads);
+  const bool reclaim_carries = u.Carries(reclaim_rereads);
   const bool compaction_carries = u.Carries(compaction);
   if (reclaim_carries || compaction_carries) {
-    if (reclaim_carries && (!compaction_carries || memory_wait.Added() >= compaction.Added())) {
-      return named(Cause::kMemoryReclaim, memory_wait);
+    if (reclaim_carries && (!compaction_carries || reclaim_rereads.Added() >= compaction.Added())) {
+      return named(Cause::kMemoryReclaim, reclaim_rereads);
     }
     return named(Cause::kMemoryCompaction, compaction);
   }

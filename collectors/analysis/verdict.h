@@ -19,7 +19,12 @@
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
 //   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
 //   3. memory waits, whatever part they fell in: the readers' reclaim + thrashing + swap-in delay
-//      carries → memory_reclaim; compaction delay carries → memory_compaction;
+//      carries → memory_reclaim; compaction delay carries → memory_compaction. Re-reads count
+//      here: when the memory waits (reclaim + thrashing + swap-in delay, or the cgroup's memory
+//      stall) reach kAbsent of the added time and the readers fetched >= kRereadAmplification x
+//      the bytes they delivered, the share 1 - 1/amplification of the block I/O wait re-read
+//      pages reclaim took; it stands in for the thrashing delay (both are waits on evicted pages)
+//      when larger;
 //   4. of the three parts kernel CPU, off-CPU wait (device_wait + other), run-queue wait, the one
 //      that added the most must carry, else undetermined with the figures. Then:
 //      run-queue wait → cpu_contention;
@@ -93,6 +98,11 @@ inline constexpr double kOthersQuiet = 0.25;
 inline constexpr double kOthersBusy = 0.5;
 // Evidence whose time per unit now is below kAbsent x the added time is absent.
 inline constexpr double kAbsent = 0.2;
+// Read amplification (bytes fetched from storage / bytes delivered) at or above which the share
+// 1 - 1/amplification of the block I/O wait counts as re-reads of evicted pages, when reclaim took
+// part. 1.5: above a run's own readahead beyond its last read (1.0-1.19 in the cause zoo's healthy
+// and block-throttled buffered runs, 1.8-2.8 under a memory cgroup's limit).
+inline constexpr double kRereadAmplification = 1.5;
 // Without delay accounting, off-CPU wait counts as block I/O only when the system's PSI io stall
 // share of the run is at least kIoCover x the readers' off-CPU share.
 inline constexpr double kIoCover = 0.8;

@@ -75,6 +75,7 @@ TimeParts ComputeTimeParts(const TimePartsInput& in) {
   p.cgroup_memory_stall = non_negative(in.cgroup_memory_stall_seconds);
   p.memory_high_events = non_negative(in.memory_high_events);
   p.page_reported_bytes = non_negative(in.page_reported_bytes);
+  p.storage_read_bytes = non_negative(in.own_read_bytes);
   if (in.device_bytes && in.own_read_bytes && *in.device_bytes > 0) {
     p.device_others_share = std::clamp(1.0 - *in.own_read_bytes / *in.device_bytes, 0.0, 1.0);
   }
@@ -118,6 +119,7 @@ const std::vector<TimePartField>& TimePartFields() {
       {"device_others_share", R::kShare, nullptr, &T::device_others_share},
       {"page_reported_bytes", R::kBytes, nullptr, &T::page_reported_bytes},
       {"memory_high_events", R::kCount, nullptr, &T::memory_high_events},
+      {"storage_read_bytes", R::kBytes, nullptr, &T::storage_read_bytes},
   };
   return kFields;
 }

@@ -51,6 +51,9 @@
 //   page_reported_bytes  free memory the guest handed back to the hypervisor during the step
 //                      (free page reporting; pages then faulted back in by the host)
 //   memory_high_events   the daemon's cgroup memory.events "high" delta during the step
+//   storage_read_bytes   what the readers fetched from storage during the timed read
+//                      (/proc/thread-self/io read_bytes summed): more than the bytes they
+//                      delivered when pages were read again (readahead evicted before use)
 // TimePartFields() lists every field once: every output (JSON, D-Bus, metrics, explain,
 // diagnose) walks it, so adding a field is one edit there.
 //
@@ -89,6 +92,7 @@ struct TimeParts {
   std::optional<double> device_others_share;
   std::optional<double> page_reported_bytes;
   std::optional<double> memory_high_events;
+  std::optional<double> storage_read_bytes;
 
   // user_cpu + kernel_cpu + runqueue_wait + device_wait + other (unknown parts count 0).
   double Sum() const;

@@ -40,6 +40,7 @@ struct Parts {
   double high_events = 0;
   double reclaim_stalls = 0;
   double compaction_stalls = 0;
+  double amplification = 1.0;  // bytes fetched from storage / bytes read
 
   double Total() const { return user + kernel + wait + runqueue; }
 };
@@ -72,6 +73,7 @@ DriftFeatures Features(const Parts& r) {
   set(DriftFeature::kDirectReclaimStalls, r.reclaim_stalls);
   set(DriftFeature::kCompactionStalls, r.compaction_stalls);
   set(DriftFeature::kKernelCpuPerGib, r.kernel);
+  set(DriftFeature::kReadAmplification, r.amplification);
   return f;
 }
 
@@ -257,6 +259,52 @@ TEST(Verdict, MemoryCauses) {
                .psi_io = 2.7};
   Parts reread_stall_only = reread;  // no delay accounting of reclaim: the cgroup's stall alone
   reread_stall_only.reclaim = reread_stall_only.thrashing = 0;
+  // causes.zoo memory_high here (2026-12-04, v1 memory limit 8 MiB above the daemon's anon
+  // memory, a dirty writer in the cgroup): the reads fetched 1.82x the bytes they delivered
+  // (readahead evicted before use, read again); block I/O wait 2.14 s/GiB, of which the share
+  // 1 - 1/1.82 re-read pages reclaim took, reclaim delay 0.91, thrashing delay ~0.
+  const Parts evicted_base{.kernel = 0.118, .wait = 0.124, .runqueue = 0.288, .blkio = 0.15};
+  Parts evicted{.kernel = 0.518,
+                .wait = 2.28,
+                .runqueue = 1.16,
+                .blkio = 2.14,
+                .reclaim = 0.912,
+                .thrashing = 0.002,
+                .cgroup_memory = 1.56,
+                .psi_io = 2.2,
+                .amplification = 1.82};
+  // No reclaim delay (the cgroup's memory stall took part), 4x read: the re-reads alone carry.
+  Parts evicted_stall_only = evicted;
+  evicted_stall_only.reclaim = evicted_stall_only.thrashing = 0;
+  evicted_stall_only.wait = 4.0;
+  evicted_stall_only.blkio = 3.9;
+  evicted_stall_only.cgroup_memory = 2.5;
+  evicted_stall_only.amplification = 4.0;
+  Parts little_amplification = evicted;  // 1.3x: within a run's own readahead overshoot
+  little_amplification.amplification = 1.3;
+  Parts amplification_unknown = evicted;
+  amplification_unknown.amplification = kUnknown;
+  Parts evicted_base_unknown = evicted_base;  // a baseline formed by an older iodriftd
+  evicted_base_unknown.amplification = kUnknown;
+  // A block-throttled read cut short by its time budget: readahead beyond its last read doubles
+  // what it fetched, with no reclaim at all.
+  Parts throttled_short{.wait = 1.5, .blkio = 1.4, .psi_io = 1.5, .amplification = 2.0};
+  Check({
+      {"re-reads of pages reclaim took", evicted, evicted_base, ProbeKind::kBuffered, false,
+       std::nullopt, Cause::kMemoryReclaim, "of it reclaim delay and re-read block I/O"},
+      {"re-reads, the cgroup's memory stall taking part", evicted_stall_only, evicted_base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kMemoryReclaim,
+       "read from storage 4.00x the bytes read (1.00x at baseline)"},
+      // NOT memory_reclaim:
+      {"block I/O, reclaim took part, 1.3x read", little_amplification, evicted_base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined, "reclaim took part"},
+      {"block I/O, reclaim took part, amplification unknown", amplification_unknown, evicted_base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined, "reclaim took part"},
+      {"block I/O, reclaim took part, no baseline amplification", evicted, evicted_base_unknown,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined, "reclaim took part"},
+      {"2x read by readahead past a throttled read, no reclaim", throttled_short, kHealthy,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kDevice, "of it block I/O wait"},
+  });
   Check({
       {"reclaim on CPU", reclaim_cpu, kHealthy, ProbeKind::kBuffered, false, std::nullopt,
        Cause::kMemoryReclaim, "of it reclaim delay"},
@@ -442,8 +490,11 @@ TEST(Verdict, ReasonsBecomeDriftFeatures) {
   tp.device_others_share = 0.3;
   tp.page_reported_bytes = 4 * kMiB;
   r.time_seconds = tp;
+  tp.storage_read_bytes = 384 * kMiB;
+  r.time_seconds = tp;
   ReaderStep step;
   step.readers = 2;
+  step.bytes = 256ull << 20;  // the first step's bytes: the time parts' step
   r.readers.push_back(step);
   r.vmstat_delta = {{"allocstall_normal", 3}, {"allocstall_movable", 2}, {"compact_stall", 1}};
   DriftFeatures f = ExtractDriftFeatures(r);
@@ -455,6 +506,7 @@ TEST(Verdict, ReasonsBecomeDriftFeatures) {
   EXPECT_DOUBLE_EQ(at(DriftFeature::kPageReported), 4 * kMiB);
   EXPECT_DOUBLE_EQ(at(DriftFeature::kDirectReclaimStalls), 5);
   EXPECT_DOUBLE_EQ(at(DriftFeature::kCompactionStalls), 1);
+  EXPECT_DOUBLE_EQ(at(DriftFeature::kReadAmplification), 1.5);       // 384 MiB fetched for 256 read
   EXPECT_TRUE(std::isnan(at(DriftFeature::kCompactionDelayRatio)));  // unknown, not 0
   r.vmstat_delta.clear();
   f = ExtractDriftFeatures(r);

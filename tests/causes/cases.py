@@ -163,12 +163,22 @@ def busy_induce(ctx):
 
 
 # -- memory_reclaim: the daemon in a memory cgroup whose limit forces reclaim ---------------------
-# A dirty writer shares the cgroup (writing to another loop device, so the probe's device stays
-# quiet): the page cache the probe's read allocates must be reclaimed from a cgroup full of
-# dirty and writeback pages, so reclaim waits instead of dropping clean pages for free.
+# The limit leaves 8 MiB of page cache: the probe's readahead is reclaimed before it is read and
+# read again (read amplification ~2x), and reclaim waits on a dirty writer sharing the cgroup.
+# The writer writes to a loop device over a tmpfs file, so its writeback never reaches the disk
+# under the probe's loop device (on a disk-backed writer, our reads queued behind its writeback:
+# a device cause as well), and runs at nice 19, so it does not take the readers' CPU.
+RECLAIM_ROOM = 8 << 20
+
+
 def reclaim_setup(scratch):
     dev, path = loop_fs(scratch, "reclaim")
-    wdev = scratch.loop(1 << 30, "reclaim-writer")
+    mem = scratch.mount("tmpfs", "reclaim-writer-mem", "-t", "tmpfs", "-o", "size=640m")
+    img = os.path.join(mem, "writer.img")
+    with open(img, "wb") as f:
+        f.truncate(600 << 20)
+    wdev = scratch.attach(img)
+    sh("mkfs.ext4", "-q", "-F", wdev)
     wmnt = scratch.mount(wdev, "reclaim-writer-mnt")
     return {"probes": [{"name": "reclaim-buffered", "kind": "buffered", "target": path,
                         **dict(COMMON, size="96MiB")}], "writer_dir": wmnt}
@@ -181,12 +191,12 @@ def reclaim_induce(ctx):
         return
     cg = ctx["cg"]
     with contextlib.ExitStack() as stack:
-        # Room for the daemon's own memory and 32 MiB of page cache, shared with the writer.
-        cg.memory_limit(cg.anon_bytes() + (32 << 20))
+        # Room for the daemon's own memory and RECLAIM_ROOM of page cache, shared with the writer.
+        cg.memory_limit(cg.anon_bytes() + RECLAIM_ROOM)
         stack.callback(cg.memory_limit, None)
         fill = os.path.join(ctx["writer_dir"], "fill")
         spawn(stack, ["sh", "-c", f"echo $$ > {cg.path}/cgroup.procs && "
-                      f"while :; do dd if=/dev/zero of={fill} bs=1M count=512 "
+                      f"while :; do nice -n 19 dd if=/dev/zero of={fill} bs=1M count=512 "
                       "conv=notrunc 2>/dev/null; done"])
         yield None
 

@@ -349,14 +349,15 @@ TEST(ResultFields, KeepsTheOnceJsonShapeAndTheKernelsNames) {
   tp.psi_io_stall = 0.25;
   timed.time_seconds = tp;
   const std::string t = Json(timed);
-  EXPECT_NE(t.find(R"("time_seconds":{"wall":1,"user_cpu":0,"kernel_cpu":0.5,)"
-                   R"("runqueue_wait":null,"device_wait":null,"other":0.5,"device_busy":null,)"
-                   R"("psi_io_stall":0.25,"psi_memory_stall":null,"blkio_delay":null,)"
-                   R"("swapin_delay":null,"reclaim_delay":null,"thrashing_delay":null,)"
-                   R"("compaction_delay":null,"irq_delay":null,"cpu_throttled":null,)"
-                   R"("cgroup_memory_stall":null,"device_others_share":null,)"
-                   R"("page_reported_bytes":null,"memory_high_events":null})"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find(R"("time_seconds":{"wall":1,"user_cpu":0,"kernel_cpu":0.5,)"
+             R"("runqueue_wait":null,"device_wait":null,"other":0.5,"device_busy":null,)"
+             R"("psi_io_stall":0.25,"psi_memory_stall":null,"blkio_delay":null,)"
+             R"("swapin_delay":null,"reclaim_delay":null,"thrashing_delay":null,)"
+             R"("compaction_delay":null,"irq_delay":null,"cpu_throttled":null,)"
+             R"("cgroup_memory_stall":null,"device_others_share":null,)"
+             R"("page_reported_bytes":null,"memory_high_events":null,"storage_read_bytes":null})"),
+      std::string::npos)
       << t;
   const auto& names = probes::ProbeResultFieldNames();
   ASSERT_FALSE(names.empty());
