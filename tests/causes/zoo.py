@@ -92,12 +92,15 @@ class Outcome:
     def accepted(self):
         """Verdicts that are not wrong for this case. On a machine that others load (CPU
         pressure >= BACKGROUND_CPU while the case ran) cpu_contention is not wrong either: the
-        runs did wait for a CPU; with others' io stall >= BACKGROUND_IO, device and device_busy
-        are not wrong either: the disk under the loop devices served others too (co-present
-        causes, shown in the matrix as such)."""
+        runs did wait for a CPU, and so did the loop devices' worker threads (device, device_busy);
+        with others' io stall >= BACKGROUND_IO, device and device_busy are not wrong either: the
+        disk under the loop devices served others too (co-present causes, marked in the matrix)."""
         ok = {"undetermined", self.case.expected}
         if self.background_cpu():
-            ok.add("cpu_contention")
+            # Also device: a loop device is served by a kernel worker thread that needs a CPU,
+            # so on a CPU-loaded machine the loop device itself is slower (measured: healthy
+            # runs at 42-81 % of baseline whose block I/O wait doubled, at 93-95 % CPU pressure).
+            ok |= {"cpu_contention"} | DEVICE_CAUSES
         if self.background_io():
             ok |= DEVICE_CAUSES
         return ok
