@@ -67,6 +67,25 @@ TEST(TimeParts, OffCpuTimeComesFromTheAccountedSpansNotTheWall) {
   EXPECT_NEAR(p.wall, 1.0, 1e-9);
 }
 
+TEST(TimeParts, TheSamplesOwnCostOnAShortReadIsNotAddedToTheWall) {
+  // causes: e2e.time_parts under ASan, a 1.0 ms metadata read whose samples spanned 4 ms (reading
+  // the counters took 3 ms): 4 ms of kernel CPU against a 1 ms wall. The parts are the span's
+  // shares on the wall.
+  TimePartsInput in;
+  in.wall_seconds = 0.001;
+  in.accounted_seconds = 0.004;
+  in.on_cpu_seconds = 0.003;
+  in.rusage_system_seconds = 0.003;
+  in.runqueue_wait_seconds = 0.0005;
+  in.blkio_delay_seconds = 0.0004;
+  const TimeParts p = ComputeTimeParts(in);
+  EXPECT_NEAR(p.Sum(), 0.001, 1e-12);
+  EXPECT_NEAR(p.kernel_cpu, 0.00075, 1e-12);
+  EXPECT_NEAR(*p.runqueue_wait, 0.000125, 1e-12);
+  EXPECT_NEAR(*p.device_wait, 0.0001, 1e-12);
+  EXPECT_NEAR(*p.blkio_delay, 0.0004, 1e-12);  // evidence over the span, not a part: as measured
+}
+
 TEST(TimeParts, EveryFieldIsListedOnceAndOnlyTheSumPartsAddUp) {
   TimeParts tp;
   std::set<std::string_view> names;
