@@ -64,12 +64,14 @@ TimeParts ComputeTimeParts(const TimePartsInput& in) {
     p.device_wait = std::min(*p.device_busy, off_cpu);
   }
   p.other = off_cpu - p.device_wait.value_or(0);
-  // The samples enclose the timed read, so their span also holds reading the counters (~0.15 ms
-  // per reader, several ms under a sanitizer): on a short read that would outweigh the read.
-  // The parts are the span's shares, put on the timed wall time (the header's off-CPU rule holds
-  // for the span; the overlapping figures stay as measured).
-  if (p.wall > 0 && accounted > p.wall) {
-    const double scale = p.wall / accounted;
+  // The parts never add up to more than the timed wall time. The samples enclose the timed read,
+  // so their span also holds reading the counters (~0.15 ms per reader, several ms under a
+  // sanitizer); and without schedstat, rusage counts CPU time by scheduler ticks (4 ms at HZ=250),
+  // more than a 1 ms read took. The parts are then the measured shares put on the wall time (the
+  // header's off-CPU rule holds for the span; the overlapping figures stay as measured).
+  const double sum = p.Sum();
+  if (p.wall > 0 && sum > p.wall) {
+    const double scale = p.wall / sum;
     p.user_cpu *= scale;
     p.kernel_cpu *= scale;
     p.other *= scale;

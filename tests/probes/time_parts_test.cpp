@@ -86,6 +86,17 @@ TEST(TimeParts, TheSamplesOwnCostOnAShortReadIsNotAddedToTheWall) {
   EXPECT_NEAR(*p.blkio_delay, 0.0004, 1e-12);  // evidence over the span, not a part: as measured
 }
 
+TEST(TimeParts, RusageTicksOnAShortReadAreNotAddedToTheWall) {
+  // e2e.time_parts (main stage): a 1.1 ms metadata read without its own span, whose rusage
+  // counted 2.5 ms of kernel CPU (tick-based).
+  TimePartsInput in;
+  in.wall_seconds = 0.0011;
+  in.rusage_system_seconds = 0.0025;
+  const TimeParts p = ComputeTimeParts(in);
+  EXPECT_NEAR(p.Sum(), 0.0011, 1e-12);
+  EXPECT_NEAR(p.kernel_cpu, 0.0011, 1e-12);
+}
+
 TEST(TimeParts, EveryFieldIsListedOnceAndOnlyTheSumPartsAddUp) {
   TimeParts tp;
   std::set<std::string_view> names;
