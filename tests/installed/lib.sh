@@ -90,13 +90,16 @@ wait_until() {
 has_ratio() { local m; m=$(metrics) && grep -qE "^iodrift_probe_baseline_ratio\{[^}]*probe=\"$1\"" <<<"$m"; }
 wait_baseline() {
   wait_until "$2" "iodrift_probe_baseline_ratio{probe=$1}" has_ratio "$1" && return 0
-  ct curl -sf --max-time 10 "http://127.0.0.1:9723/api/v1/probes?runs=0" | python3 -c '
+  ct curl -sf --max-time 10 "http://127.0.0.1:9723/api/v1/probes?runs=0" |
+    PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")/../lib" python3 -c '
 import json, sys
-machine = {"io_pressure", "memory_pressure", "low_free_memory"}
+from iodrift_test.suspects import MACHINE_STATE
+machine = set(MACHINE_STATE)
 for p in json.load(sys.stdin)["probes"]:
     if p.get("name") == sys.argv[1]:
         suspect = p.get("suspect") or []
-        print(f"{sys.argv[1]}: runs {p.get(\"runs\")}, last suspect {suspect}, error {p.get(\"error\")!r}")
+        runs, error = p.get("runs"), p.get("error")
+        print(f"{sys.argv[1]}: runs {runs}, last suspect {suspect}, error {error!r}")
         sys.exit(1 if suspect and set(suspect) <= machine else 2)
 print(f"{sys.argv[1]}: not in /api/v1/probes")
 sys.exit(2)
