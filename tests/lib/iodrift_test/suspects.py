@@ -4,9 +4,27 @@ collectors/probes/context.h kMachineStateSuspects: io or memory pressure from ot
 memory. A run under them is kept out of the baseline like any suspect run; a test of a probe's own
 checks (cache_not_dropped, residency_unverified, cache_evicted ...) leaves them aside, because a
 busy machine sets them.
-"""
 
-MACHINE_STATE = ("low_free_memory", "io_pressure", "memory_pressure")
+The list is read from that header, so the daemon and the tests cannot disagree on it.
+"""
+import os
+import re
+
+CONTEXT_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                         "collectors", "probes", "context.h")
+
+
+def _machine_state(path=CONTEXT_H):
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r"kMachineStateSuspects\[\]\s*=\s*\{([^}]*)\}", text)
+    names = tuple(re.findall(r'"([a-z_]+)"', m.group(1))) if m else ()
+    if not names:
+        raise RuntimeError(f"{os.path.normpath(path)}: no kMachineStateSuspects list found")
+    return names
+
+
+MACHINE_STATE = _machine_state()
 
 
 def own(suspects):
