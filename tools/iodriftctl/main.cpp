@@ -65,9 +65,10 @@ constexpr auto kRunTimeout = std::chrono::seconds(300);
 // for the device.
 constexpr auto kDiagnoseTimeout = std::chrono::seconds(600);
 
-// Where the root steps write (/proc/sys/vm); IODRIFTCTL_VM_DIR replaces it (tests).
+// Where the root steps write (/proc/sys/vm); IODRIFTCTL_VM_DIR replaces it (tests; ignored
+// set-user-ID, secure_getenv).
 std::string VmDir() {
-  const char* dir = std::getenv("IODRIFTCTL_VM_DIR");
+  const char* dir = secure_getenv("IODRIFTCTL_VM_DIR");
   return dir && *dir ? dir : "/proc/sys/vm";
 }
 
@@ -80,9 +81,10 @@ Commands:
   list [--json]         configured probes: name, kind, target
   run NAME [--json]     run probe NAME now and print its result
   snapshot [--json]     the memory state now (meminfo fields in bytes, uptime)
-  explain NAME [--json] why probe NAME is where it is: a verdict (device, memory
-                        management, CPU contention), ratio to its post-boot
-                        baseline and the memory features that move with it
+  explain NAME [--json] why probe NAME is where it is: a verdict (the cause, e.g.
+                        device, memory_reclaim, cpu_contention, or undetermined),
+                        ratio to its post-boot baseline and the memory features
+                        that move with it
   diagnose NAME [--json] would a reboot help? re-measure probe NAME after dropping
                         caches, slab, compacting (those three as root only) and
                         warming free memory (opt-in: diagnose.enabled: true)
@@ -179,6 +181,10 @@ answer says so and nothing further is done. Ctrl-C ends it the same way.
 
 Exit status: 0 recovered or nothing to recover, 1 not recovered, aborted or refused (off,
 busy, cooldown, pressure, rate limit, no baseline), 2 unknown probe, 3 daemon unreachable.
+
+Environment: IODRIFTCTL_VM_DIR, a directory that stands in for /proc/sys/vm for the root steps
+(the test suite uses it so that an unprivileged test never drops the machine's caches). Ignored
+when iodriftctl runs set-user-ID or with raised capabilities (secure_getenv).
 )"},
     {"reload", R"(Usage: iodriftctl [--bus BUS] reload
 
