@@ -234,12 +234,17 @@ bool ProbeStates::Record(const ProbeResult& result) {
       s.correlations = DriftCorrelations{};
       s.last_figure.reset();
       s.baseline_ratio.reset();
+      s.recent_ratios.clear();
     }
     if (update.changed) dirty_ = true;
     Show(pb, s);
     if (auto figure = DriftFigure(result)) {
       s.last_figure = figure;
       s.baseline_ratio = update.ratio;
+      if (update.ratio) {
+        s.recent_ratios.push_back(*update.ratio);
+        if (s.recent_ratios.size() > kRecentRatios) s.recent_ratios.erase(s.recent_ratios.begin());
+      }
       if (CountsForWorst(result)) {
         s.window.Add(DriftSample{*figure, ExtractDriftFeatures(result)});
         s.correlations = s.window.Correlations();

@@ -59,6 +59,9 @@ struct DefinedProbe {
   std::uint64_t generation = 0;
 };
 
+// Ratios kept per probe for the verdict's "lasted" rule (verdict.h kSustainedRuns).
+inline constexpr std::size_t kRecentRatios = 3;
+
 // Everything known about one probe, immutable once published.
 struct ProbeState {
   ProbeSpec spec;
@@ -77,8 +80,11 @@ struct ProbeState {
   DriftFeatures baseline_features = UnknownFeatures();  // feature medians over those runs
   std::optional<double> last_figure;                    // DriftFigure of the last run that had one
   std::optional<double> baseline_ratio;                 // last_figure / baseline
-  std::optional<double> worst_ratio;                    // lowest valid ratio this boot
-  std::optional<double> uptime_at_worst;                // uptime (s) at the start of that run
+  // baseline_ratio of the last kRecentRatios successful runs that had one, oldest first (the
+  // verdict names a cause only for a slowdown that lasted: verdict.h kSustainedRuns).
+  std::vector<double> recent_ratios;
+  std::optional<double> worst_ratio;      // lowest valid ratio this boot
+  std::optional<double> uptime_at_worst;  // uptime (s) at the start of that run
 
   DriftWindow window;              // last kDriftWindowSize valid figures + features
   DriftCorrelations correlations;  // window.Correlations() after the last sample

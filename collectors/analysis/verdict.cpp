@@ -184,6 +184,16 @@ Verdict DecideVerdict(const VerdictInput& in) {
   if (ratio >= kSlowdownRatio) {
     return undetermined("no slowdown: the last run is at " + Percent(ratio) + " of baseline");
   }
+  for (std::size_t i = in.previous_ratios.size(); i-- > 0;) {
+    if (in.previous_ratios[i] >= kSlowdownRatio) {
+      const std::size_t back = in.previous_ratios.size() - i;
+      return undetermined(
+          "a single slow run: the last run is at " + Percent(ratio) + " of baseline, the run " +
+          (back == 1 ? std::string("before it") : std::to_string(back) + " before it") + " at " +
+          Percent(in.previous_ratios[i]) + "; a cause is named once " +
+          std::to_string(kSustainedRuns) + " runs in a row are below " + Percent(kSlowdownRatio));
+    }
+  }
   const bool throughput = IsThroughputKind(in.kind);
   const PerUnit u{throughput ? kGiB : 1.0, *in.figure, *in.baseline};
   const char* unit = throughput ? "s/GiB" : "ms/op";
@@ -467,6 +477,12 @@ Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
   if (state.last.success()) {
     in.figure = DriftFigure(state.last);
     in.now = ExtractDriftFeatures(state.last);
+    // recent_ratios ends with the last run's when it had one.
+    const auto& recent = state.recent_ratios;
+    const std::size_t n = recent.size() - (state.baseline_ratio && !recent.empty() ? 1 : 0);
+    const std::size_t keep = std::min(n, kSustainedRuns - 1);
+    in.previous_ratios.assign(recent.begin() + static_cast<std::ptrdiff_t>(n - keep),
+                              recent.begin() + static_cast<std::ptrdiff_t>(n));
   }
   in.base = state.baseline_features;
   const auto& target = state.last.target_info;

@@ -17,7 +17,12 @@
 //
 // Rules, in order (docs/reading-drift.md "Reading a slowdown" has the table and measurements):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
-//   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown");
+//   2. figure / baseline >= kSlowdownRatio → undetermined ("no slowdown"); and a slowdown must
+//      have lasted: when one of the kSustainedRuns - 1 successful runs before it (those known:
+//      ProbeState::recent_ratios) was at or above kSlowdownRatio → undetermined ("a single slow
+//      run"). One run's figure scatters (the cause zoo's healthy probes, nothing induced: ratios
+//      0.68-1.57 run to run on a loop device over RAM), and a cause named for the scatter is a
+//      wrong one: 1-2 of 30 healthy runs named `device` before this rule, none with it;
 //   3. memory waits, whatever part they fell in: the readers' reclaim + thrashing + swap-in delay
 //      carries → memory_reclaim; compaction delay carries → memory_compaction. Re-reads count
 //      here: when the memory waits (reclaim + thrashing + swap-in delay, or the cgroup's memory
@@ -84,6 +89,8 @@
 namespace iodrift::analysis {
 
 inline constexpr double kSlowdownRatio = 0.9;
+// Runs in a row below kSlowdownRatio (the last one included) before a cause is named.
+inline constexpr std::size_t kSustainedRuns = kRecentRatios;
 inline constexpr double kShareOfAdded = 0.5;
 inline constexpr double kPartGrowth = 1.5;
 inline constexpr double kOutgrowRest = 1.25;
@@ -140,6 +147,9 @@ struct VerdictInput {
   std::optional<double> twin_stale_offset_seconds;
   // Whether the target is on a remote filesystem (TargetInfo::remote); nullopt when unknown.
   std::optional<bool> remote;
+  // Ratios of the successful runs before the last one, oldest first (at most kSustainedRuns - 1;
+  // fewer when fewer ran since the baseline formed: only those are checked).
+  std::vector<double> previous_ratios;
 };
 
 struct Verdict {

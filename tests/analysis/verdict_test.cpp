@@ -356,6 +356,35 @@ TEST(Verdict, CpuAndRemote) {
   });
 }
 
+// A cause is named only for a slowdown that lasted kSustainedRuns runs in a row; the runs
+// before it that are known are checked (fewer right after the baseline formed).
+TEST(Verdict, ACauseIsNamedOnlyForASlowdownThatLasted) {
+  const Case slow{"run-queue wait", Parts{.runqueue = 1.0}, kHealthy, ProbeKind::kBuffered, false,
+                  std::nullopt,     Cause::kCpuContention,  ""};
+  struct Previous {
+    std::vector<double> ratios;
+    Cause want;
+    const char* says;
+  };
+  for (const Previous& p : std::vector<Previous>{
+           {{}, Cause::kCpuContention, "of it run-queue wait"},
+           {{0.4}, Cause::kCpuContention, "of it run-queue wait"},
+           {{0.4, 0.5}, Cause::kCpuContention, "of it run-queue wait"},
+           {{0.4, 0.95}, Cause::kUndetermined, "a single slow run"},
+           {{0.4, 0.95}, Cause::kUndetermined, "the run before it at 95 %"},
+           {{1.02, 0.4}, Cause::kUndetermined, "the run 2 before it at 102 %"},
+           {{0.9, 0.4}, Cause::kUndetermined, "runs in a row are below 90 %"},
+       }) {
+    VerdictInput in = InputOf(slow);
+    in.previous_ratios = p.ratios;
+    const Verdict v = DecideVerdict(in);
+    EXPECT_EQ(CauseName(v.cause), CauseName(p.want))
+        << ::testing::PrintToString(p.ratios) << ": " << v.line;
+    EXPECT_NE(v.line.find(p.says), std::string::npos)
+        << ::testing::PrintToString(p.ratios) << ": wants \"" << p.says << "\" in " << v.line;
+  }
+}
+
 // What is never named: no slowdown, a proportional one, parts unknown.
 TEST(Verdict, NothingCarriesIt) {
   Parts proportional{

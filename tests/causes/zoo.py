@@ -20,6 +20,7 @@ from iodrift_test.skip import fail
 
 RUNS = int(os.environ.get("IODRIFT_CAUSES_RUNS", "3"))
 SLOW = 0.9  # the verdict's own kSlowdownRatio: a run at or above it is "no slowdown"
+SUSTAINED = 3  # the verdict's kSustainedRuns: slow runs in a row before a cause is named
 TWIN_PENDING = "no run from the same moment"
 # This machine's own page-cache drift (PROBES.md: on a VM whose free memory goes back to the
 # host, a page-cache read slows with the state of free memory alone, the kernel CPU of allocating
@@ -219,7 +220,11 @@ def run_case(case, scratch):
                 return Outcome(case, skipped=why_not)
             since = time.time()
             psi0, io0, t0 = pressure_total("cpu"), pressure_total("io"), time.monotonic()
-            got = collect(d, names, RUNS, since, timeout=60 + 20 * RUNS)
+            # The verdict names a cause once a slowdown lasted SUSTAINED runs (verdict.h
+            # kSustainedRuns): the first SUSTAINED - 1 runs under the cause are left out.
+            warmup = SUSTAINED - 1
+            got = collect(d, names, RUNS + warmup, since, timeout=60 + 20 * (RUNS + warmup))
+            got = {n: got[n][warmup:] for n in names}
             psi1, io1, t1 = pressure_total("cpu"), pressure_total("io"), time.monotonic()
     pressure = (psi1 - psi0) / 1e6 / (t1 - t0) if psi0 is not None and psi1 is not None else None
     runs = [r for n in names for r in got[n]]

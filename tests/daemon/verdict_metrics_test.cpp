@@ -48,11 +48,14 @@ std::string Label(const prometheus::ClientMetric& m, const std::string& name) {
 
 TEST(VerdictFamily, OneSeriesPerProbeWithAVerdictValueOneOnTheCurrentCause) {
   analysis::ProbeStates store;
-  // "slow": a baseline, then a run at 30 % of it whose added time is run-queue wait.
+  // "slow": a baseline, then runs at 30 % of it whose added time is run-queue wait (as many as
+  // the verdict wants in a row).
   for (int i = 0; i < 5; ++i) {
     probes::testing::DefineAndRecord(store, Random("slow", 2500, 0.05, 10.0 * i));
   }
-  probes::testing::DefineAndRecord(store, Random("slow", 750, 0.75, 3600));
+  for (std::size_t i = 0; i < analysis::kSustainedRuns; ++i) {
+    probes::testing::DefineAndRecord(store, Random("slow", 750, 0.75, 3600.0 + 10.0 * i));
+  }
   // "steady": a baseline and no slowdown.
   for (int i = 0; i < 6; ++i) {
     probes::testing::DefineAndRecord(store, Random("steady", 1000, 0.05, 10.0 * i));
@@ -93,6 +96,50 @@ TEST(VerdictFamily, OneSeriesPerProbeWithAVerdictValueOneOnTheCurrentCause) {
   }
   EXPECT_EQ(cause_of["steady"], "undetermined");
   EXPECT_NE(cause_of["slow"], "undetermined") << "the slowdown names a cause";
+}
+
+// The verdict names a cause only for a slowdown that lasted kSustainedRuns runs in a row
+// (ProbeState::recent_ratios, kept by ProbeStates::Record): one slow run among good ones is the
+// figure's scatter.
+TEST(VerdictFamily, ACauseIsNamedOnlyOnceTheSlowdownLasted) {
+  analysis::ProbeStates store;
+  for (int i = 0; i < 5; ++i) {
+    probes::testing::DefineAndRecord(store, Random("p", 2500, 0.05, 10.0 * i));
+  }
+  auto verdict = [&] {
+    const auto snapshot = store.Snapshot();
+    return analysis::VerdictOf(*snapshot->front(), nullptr);
+  };
+  double uptime = 100;
+  auto record = [&](double iops, double runqueue) {
+    probes::testing::DefineAndRecord(store, Random("p", iops, runqueue, uptime += 10));
+  };
+  for (std::size_t slow = 1; slow <= analysis::kSustainedRuns; ++slow) {
+    record(750, 0.75);
+    const auto v = verdict();
+    if (slow < analysis::kSustainedRuns) {
+      EXPECT_EQ(v.cause, analysis::Cause::kUndetermined) << slow << " slow runs: " << v.line;
+      EXPECT_NE(v.line.find("a single slow run"), std::string::npos) << v.line;
+    } else {
+      EXPECT_EQ(v.cause, analysis::Cause::kCpuContention) << v.line;
+    }
+  }
+  // One good run among slow ones: the next slow run is a single one again, then it lasts.
+  record(2500, 0.05);
+  record(750, 0.75);
+  EXPECT_EQ(verdict().cause, analysis::Cause::kUndetermined) << verdict().line;
+  EXPECT_NE(verdict().line.find("the run before it at 100 %"), std::string::npos) << verdict().line;
+  record(750, 0.75);
+  record(750, 0.75);
+  EXPECT_EQ(verdict().cause, analysis::Cause::kCpuContention) << verdict().line;
+  // A failed run in between keeps the ratios of the runs that had one.
+  probes::ProbeResult failed = Random("p", 750, 0.75, uptime += 10);
+  failed.outcome = probes::Outcome::kError;
+  failed.ops_per_second.clear();
+  failed.time_seconds.reset();
+  probes::testing::DefineAndRecord(store, failed);
+  record(750, 0.75);
+  EXPECT_EQ(verdict().cause, analysis::Cause::kCpuContention) << verdict().line;
 }
 
 TEST(VerdictFamily, NothingBeforeAnyProbeHasABaseline) {

@@ -96,7 +96,8 @@ def check_verdicts(bus, expected, undetermined_ok=False):
     `expected`: the cause, or a tuple of the causes that are right here.
 
     A slow buffered run whose direct twin last ran before it is undetermined until the daemon's
-    follow-up twin run (the twin rule, docs "Reading a slowdown") lands: wait for that, bounded.
+    follow-up twin run (the twin rule, docs "Reading a slowdown") lands, and so is a slowdown
+    that has not yet lasted kSustainedRuns runs: wait for both, bounded.
     """
     expected = (expected,) if isinstance(expected, str) else tuple(expected)
 
@@ -107,9 +108,12 @@ def check_verdicts(bus, expected, undetermined_ok=False):
         doc = json.loads(res.stdout)
         if "verdict" not in doc:
             fail(f"`iodriftctl explain --json` has no verdict: {doc}")
-        return None if "no run from the same moment" in doc.get("verdict_text", "") else doc
-    doc = wait_for("a verdict with a contemporaneous direct twin run", decided, timeout=120,
-                   interval=1)
+        text = doc.get("verdict_text", "")
+        # A cause is named once the slowdown lasted (verdict.h kSustainedRuns runs in a row).
+        waiting = ("no run from the same moment" in text or "a single slow run" in text)
+        return None if waiting else doc
+    doc = wait_for("a verdict on a slowdown that lasted, with a contemporaneous direct twin run",
+                   decided, timeout=180, interval=1)
     if doc["verdict"] == "undetermined" and undetermined_ok:
         # Never a wrong cause; but what this machine's slowdown looks like in the time parts
         # is the machine's (the figures are in the text).
