@@ -96,9 +96,10 @@ def rollup_kib(pid):
     return out.get("Pss"), out.get("Private_Clean", 0) + out.get("Private_Dirty", 0)
 
 
-def _mapped_pfns(pid):
-    """[(mapping, PFN)] of every present page of `pid` (/proc/PID/smaps + pagemap; root). The
-    mapping is the file's base name, or [heap], [stack], [anon] ..."""
+def _mapped_pfns(pid, files_only=False):
+    """[(mapping, PFN)] of every present page of `pid`, or of its file mappings only with
+    files_only (/proc/PID/smaps + pagemap; root). The mapping is the file's base name, or
+    [heap], [stack], [anon] ..."""
     page = os.sysconf("SC_PAGE_SIZE")
     ranges = []
     with open(f"/proc/{pid}/smaps") as f:
@@ -109,15 +110,18 @@ def _mapped_pfns(pid):
                 start, end = (int(x, 16) for x in fields[0].split("-"))
                 name = os.path.basename(fields[5]) if len(fields) > 5 else "[anon]"
             elif fields[0] == "Rss:" and int(fields[1]) > 0:
-                ranges.append((start, end, name))
+                if not files_only or not name.startswith("["):
+                    ranges.append((start, end, name))
     out = []
+    chunk = 1 << 16  # pages per pagemap read (512 KiB of entries)
     with open(f"/proc/{pid}/pagemap", "rb") as f:
         for start, end, name in ranges:
-            f.seek(start // page * 8)
-            data = f.read((end - start) // page * 8)
-            for (entry,) in struct.iter_unpack("<Q", data):
-                if entry >> 63:  # present
-                    out.append((name, entry & ((1 << 55) - 1)))
+            for first in range(start // page, end // page, chunk):
+                f.seek(first * 8)
+                data = f.read(min(chunk, end // page - first) * 8)
+                for (entry,) in struct.iter_unpack("<Q", data):
+                    if entry >> 63:  # present
+                        out.append((name, entry & ((1 << 55) - 1)))
     return out
 
 
@@ -145,7 +149,9 @@ def pss_alone_by_mapping(pid):
         others = collections.Counter()
         for other in other_iodriftd_pids(pid):
             try:
-                others.update({pfn for _, pfn in _mapped_pfns(other)})
+                # Only file pages are shared between processes (an ASan build's anonymous
+                # shadow spans terabytes: never read whole).
+                others.update({pfn for _, pfn in _mapped_pfns(other, files_only=True)})
             except OSError:
                 pass  # exited meanwhile
         out = collections.Counter()
