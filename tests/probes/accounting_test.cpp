@@ -173,6 +173,17 @@ double ProcessCpu(int who) {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// The share of the reader threads' CPU that the parts must hold: the threads also open the
+// target and allocate and fault in their buffers outside the timed read. Under ASan that work
+// grows with the read (its allocator and shadow): the parts held 44-48 % of the readers' CPU at
+// 64 and at 256 MiB; without it 67-73 % (direct) and 83-90 % (buffered). Counting one reader of
+// four would give under 25 %.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr double kCountedShare = 0.3;
+#else
+constexpr double kCountedShare = 0.5;
+#endif
+
 TEST(AccountingRun, FourReadersCpuIsCountedAndThePartsAddUp) {
   testing::TempDir dir;
   const std::string file = (dir.path() / "f").string();
@@ -199,7 +210,7 @@ TEST(AccountingRun, FourReadersCpuIsCountedAndThePartsAddUp) {
     const double readers_cpu = (self1 - self0) - (thread1 - thread0);
     const double parts_cpu = tp.user_cpu + tp.kernel_cpu;
     EXPECT_GT(parts_cpu, 0);
-    EXPECT_GE(parts_cpu, 0.5 * readers_cpu) << "readers' CPU " << readers_cpu;
+    EXPECT_GE(parts_cpu, kCountedShare * readers_cpu) << "readers' CPU " << readers_cpu;
     EXPECT_LE(parts_cpu, 1.1 * readers_cpu + 0.001) << "readers' CPU " << readers_cpu;
     // wall: the four readers' timed reads summed, at least the step's wall time (the longest
     // reader) and at most four times it.
