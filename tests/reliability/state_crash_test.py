@@ -4,8 +4,8 @@
 iodriftd with three fast probes (cached on a regular file, every 300 ms) is started and
 SIGKILLed 25 times at random moments: most lives last 0–80 ms or 0–1.5 s (the daemon rewrites
 <state_dir>/baselines at every start, so kills land before, during and after that write),
-every fifth lasts 10.5–13 s (past ResultStore's 10 s save interval, so baselines formed by
-the runs are saved while the daemon works). After every kill the next start must load the
+every fifth lasts 10.5–13 s after its probes have baselines (past ResultStore's 10 s save
+interval, so baselines formed by the runs are saved while the daemon works). After every kill the next start must load the
 file — its "baselines: state_file=… probes=N" line, no "is unreadable" line, no
 baselines.corrupt-* file — and N never goes down (a kill never loses saved state). A
 baselines.tmp found after a kill (a write cut short) is counted and must be cleaned up by the
@@ -13,6 +13,7 @@ next start. At the end every probe has a baseline in the file and on /metrics.
 
 Seed: IODRIFT_CRASH_SEED (default: random, printed). Needs no root.
 """
+import json
 import os
 import random
 import re
@@ -21,16 +22,19 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.request
 
-from iodrift_test import prom
+from iodrift_test import prom, suspects
 from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon, binary, scrape
-from iodrift_test.skip import fail
+from iodrift_test.skip import fail, skip
 from iodrift_test.wait import wait_for
 
 
 KILLS = 25
 PROBES = ("hot-a", "hot-b", "hot-c")
+BASELINE_WAIT = 120
+SERVING = re.compile(r"serving metrics on http://(\S+?)/metrics")
 LOADED = re.compile(r"baselines: state_file=\S+ boot_id=\S+ probes=(\d+) past_boots=(\d+)")
 
 seed = int(os.environ.get("IODRIFT_CRASH_SEED", random.randrange(1 << 30)))
@@ -56,6 +60,39 @@ try:
         m = LOADED.search(log_text)
         return (int(m.group(1)), int(m.group(2))) if m else None
 
+    def probes_api(log_path):
+        """/api/v1/probes of the daemon writing `log_path`, or None before it serves."""
+        with open(log_path) as f:
+            m = SERVING.search(f.read())
+        if not m:
+            return None
+        try:
+            with urllib.request.urlopen(f"http://{m.group(1)}/api/v1/probes?runs=0",
+                                        timeout=10) as r:
+                return {p["name"]: p for p in json.load(r)["probes"]}
+        except OSError:
+            return None
+
+    def wait_baselines(proc, log_path, life):
+        """Until every probe has a baseline; skipped with the figures when only machine-state
+        suspects (other work's pressure) keep the runs out of it for BASELINE_WAIT seconds."""
+        deadline = time.monotonic() + BASELINE_WAIT
+        probes = None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                fail(f"life {life}: iodriftd exited {proc.returncode} before a kill")
+            probes = probes_api(log_path) or probes
+            if probes and all(probes.get(n, {}).get("baseline") for n in PROBES):
+                return
+            time.sleep(0.2)
+        proc.kill()
+        proc.wait()
+        last = {n: (probes or {}).get(n, {}).get("suspect") or [] for n in PROBES}
+        if probes and all(s and not suspects.own(s) for s in last.values()):
+            skip(f"life {life}: no baselines in {BASELINE_WAIT} s, the runs kept out for the "
+                 f"machine's state only (last suspects {last}): needs a quieter machine")
+        fail(f"life {life}: no baselines in {BASELINE_WAIT} s: {probes}")
+
     last_probes = 0
     torn = 0
     lives = []
@@ -70,6 +107,11 @@ try:
         log_path = os.path.join(work, f"life{life}.log")
         with open(log_path, "w") as log:
             proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
+            if long_life:
+                # The delay counts from the moment every probe has a baseline, so the save the
+                # delay outlasts holds them (on a busy machine, or under TSan, forming them took
+                # longer than a fixed delay).
+                wait_baselines(proc, log_path, life)
             time.sleep(delay)
             proc.send_signal(signal.SIGKILL)
             proc.wait()
