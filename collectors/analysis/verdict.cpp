@@ -477,12 +477,12 @@ Verdict VerdictOf(const ProbeState& state, const ProbeState* twin) {
   if (state.last.success()) {
     in.figure = DriftFigure(state.last);
     in.now = ExtractDriftFeatures(state.last);
-    // recent_ratios ends with the last run's when it had one.
+    // With a baseline_ratio (else rule 1 decides), recent_ratios ends with the last run's and
+    // holds at most kSustainedRuns: the ones before it are the previous runs'.
     const auto& recent = state.recent_ratios;
-    const std::size_t n = recent.size() - (state.baseline_ratio && !recent.empty() ? 1 : 0);
-    const std::size_t keep = std::min(n, kSustainedRuns - 1);
-    in.previous_ratios.assign(recent.begin() + static_cast<std::ptrdiff_t>(n - keep),
-                              recent.begin() + static_cast<std::ptrdiff_t>(n));
+    if (state.baseline_ratio && !recent.empty()) {
+      in.previous_ratios.assign(recent.begin(), recent.end() - 1);
+    }
   }
   in.base = state.baseline_features;
   const auto& target = state.last.target_info;

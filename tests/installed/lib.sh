@@ -93,14 +93,13 @@ wait_baseline() {
   ct curl -sf --max-time 10 "http://127.0.0.1:9723/api/v1/probes?runs=0" |
     PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")/../lib" python3 -c '
 import json, sys
-from iodrift_test.suspects import MACHINE_STATE
-machine = set(MACHINE_STATE)
+from iodrift_test.suspects import machine_only
 for p in json.load(sys.stdin)["probes"]:
     if p.get("name") == sys.argv[1]:
         suspect = p.get("suspect") or []
         runs, error = p.get("runs"), p.get("error")
         print(f"{sys.argv[1]}: runs {runs}, last suspect {suspect}, error {error!r}")
-        sys.exit(1 if suspect and set(suspect) <= machine else 2)
+        sys.exit(1 if machine_only(suspect) else 2)
 print(f"{sys.argv[1]}: not in /api/v1/probes")
 sys.exit(2)
 ' "$1"

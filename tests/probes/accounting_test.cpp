@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cmath>
+#include <ctime>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -173,18 +175,53 @@ double ProcessCpu(int who) {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-// The share of the reader threads' CPU that the parts must hold: the threads also open the
-// target and allocate and fault in their buffers outside the timed read. Under ASan that work
-// grows with the read (its allocator and shadow): the parts held 44-48 % of the readers' CPU at
-// 64 and at 256 MiB; without it 67-73 % (direct) and 83-90 % (buffered). Counting one reader of
-// four would give under 25 %.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr double kCountedShare = 0.3;
-#else
-constexpr double kCountedShare = 0.5;
-#endif
+double ThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
 
-TEST(AccountingRun, FourReadersCpuIsCountedAndThePartsAddUp) {
+// Every reader's CPU inside its timed read is counted: four readers each burn a known amount of
+// their own CPU (10, 20, 30, 40 ms by the thread's own CPU clock, the scheduler's
+// sum_exec_runtime that schedstat also reports) as the body RunReaders times. Each reader's
+// accounted CPU must be its own burn: counting one reader, or the coordinating thread that waits
+// in join(), misses by 60 ms or more. CPU time does not depend on how busy the machine is.
+TEST(AccountingRun, EachReadersCpuInsideTheTimedReadIsCountedExactly) {
+  constexpr std::uint32_t kReaders = 4;
+  testing::TempDir dir;
+  ProbeEnv env = testing::MakeEnv(dir.path());
+  env.io_class = IoClass::kUnchanged;
+  StepAccounting accounting(env.proc_root, env.sys_root, "", kReaders);
+  std::vector<double> burnt(kReaders, 0);
+  RunReaders(
+      kReaders, env,
+      [&](std::uint32_t i) {
+        const double t0 = ThreadCpu();
+        volatile std::uint64_t x = 0;
+        while (ThreadCpu() - t0 < 0.01 * (i + 1)) x = x + 1;
+        burnt[i] = ThreadCpu() - t0;
+      },
+      &accounting);
+  double burnt_sum = 0;
+  for (std::uint32_t i = 0; i < kReaders; ++i) {
+    SCOPED_TRACE("reader " + std::to_string(i));
+    const ThreadUsage& u = accounting.readers()[i];
+    ASSERT_TRUE(u.accounted);
+    ASSERT_TRUE(u.on_cpu_seconds) << "schedstat is readable on every kernel we support";
+    // The samples' own reads of /proc add a little CPU on each side of the burn.
+    EXPECT_GE(*u.on_cpu_seconds, burnt[i] * 0.999);
+    EXPECT_LE(*u.on_cpu_seconds, burnt[i] + 0.005);
+    // user + system come from the thread's rusage (microseconds): the same CPU, split.
+    EXPECT_NEAR(u.user_seconds + u.system_seconds, burnt[i], 0.005);
+    burnt_sum += burnt[i];
+  }
+  const TimeParts parts = ComputeTimeParts(
+      StepInput(accounting.readers(), accounting.system_begin(), accounting.system_end()));
+  EXPECT_GE(parts.user_cpu + parts.kernel_cpu, burnt_sum * 0.99);
+  EXPECT_LE(parts.user_cpu + parts.kernel_cpu, burnt_sum + 0.02);
+}
+
+TEST(AccountingRun, FourReadersPartsHoldOnlyTheReadersCpuAndAddUp) {
   testing::TempDir dir;
   const std::string file = (dir.path() / "f").string();
   ASSERT_TRUE(testing::WriteRandomFile(file, 64 << 20));
@@ -204,13 +241,15 @@ TEST(AccountingRun, FourReadersCpuIsCountedAndThePartsAddUp) {
     ASSERT_TRUE(r.readers[0].time_seconds);
     const TimeParts& tp = *r.time_seconds;
     // The CPU the four reader threads used: the process's minus this thread's (which ran the
-    // probe's preparation and waited in join()). The parts hold most of it and nothing else:
+    // probe's preparation and waited in join()). The parts hold some of it and nothing else:
     // the old accounting counted this thread instead (a direct run here: 14 ms of the probe
-    // thread's CPU against 5 ms of the readers').
+    // thread's CPU against 5 ms of the readers'). How much of the readers' CPU falls inside
+    // their timed reads is the machine's (their buffers' allocation and fault-in is outside:
+    // 27-90 % inside was measured, 27 % under ASan on a busy CI machine), so the share is not
+    // asserted here: EachReadersCpuInsideTheTimedReadIsCountedExactly counts a known one.
     const double readers_cpu = (self1 - self0) - (thread1 - thread0);
     const double parts_cpu = tp.user_cpu + tp.kernel_cpu;
     EXPECT_GT(parts_cpu, 0);
-    EXPECT_GE(parts_cpu, kCountedShare * readers_cpu) << "readers' CPU " << readers_cpu;
     EXPECT_LE(parts_cpu, 1.1 * readers_cpu + 0.001) << "readers' CPU " << readers_cpu;
     // wall: the four readers' timed reads summed, at least the step's wall time (the longest
     // reader) and at most four times it.

@@ -88,7 +88,7 @@ try:
         proc.kill()
         proc.wait()
         last = {n: (probes or {}).get(n, {}).get("suspect") or [] for n in PROBES}
-        if probes and all(s and not suspects.own(s) for s in last.values()):
+        if probes and all(suspects.machine_only(s) for s in last.values()):
             skip(f"life {life}: no baselines in {BASELINE_WAIT} s, the runs kept out for the "
                  f"machine's state only (last suspects {last}): needs a quieter machine")
         fail(f"life {life}: no baselines in {BASELINE_WAIT} s: {probes}")

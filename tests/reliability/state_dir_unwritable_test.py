@@ -40,7 +40,7 @@ def machine_state_only(d):
     for p in json.loads(body)["probes"]:
         if p["name"] == PROBE:
             suspect = p.get("suspect") or []
-            return suspect if suspect and not suspects.own(suspect) else None
+            return suspect if suspects.machine_only(suspect) else None
     return None
 
 

@@ -30,3 +30,9 @@ MACHINE_STATE = _machine_state()
 def own(suspects):
     """The suspects of a run that are the probe's own (a list, as /api/v1/probes gives it)."""
     return [s for s in suspects or () if s not in MACHINE_STATE]
+
+
+def machine_only(suspects):
+    """Whether a run was kept out for the machine's state alone: it has suspects, all of them
+    machine-state ones."""
+    return bool(suspects) and not own(suspects)
