@@ -293,6 +293,9 @@ class Daemon {
       spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
       break;
     }
+    // Baselines first: whatever the bus does below (a stalled dbus-daemon), the unit's stop
+    // timeout never kills the daemon before they are on disk. Flushed again after the last run.
+    states_.Flush();
     dbus_.reset();
     diagnoser_.reset();  // cancels a running experiment (its runs end with the scheduler's)
     scheduler_.Stop();

@@ -25,7 +25,8 @@ target_sources(iodrift_daemon PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/service.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bus_connection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/result_dict.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot.cpp)
 target_include_directories(iodrift_daemon SYSTEM PUBLIC ${IODRIFT_DBUS_GEN_DIR})
 add_dependencies(iodrift_daemon iodrift_dbus_generated)
 

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -15,10 +14,9 @@
 
 #include "collectors/analysis/explain.h"
 #include "collectors/analysis/verdict.h"
-#include "collectors/proc/boot.h"
-#include "collectors/proc/meminfo.h"
 #include "daemon/dbus/bus_connection.h"
 #include "daemon/dbus/result_dict.h"
+#include "daemon/dbus/snapshot.h"
 #include "daemon/diagnose.h"
 #include "daemon/scheduler.h"
 #include "iodrift_version.h"
@@ -38,6 +36,11 @@ using ProbeFuture = std::shared_future<probes::ProbeResult>;
 constexpr auto kCompleterPoll = std::chrono::milliseconds(100);
 constexpr auto kFirstBackoff = std::chrono::seconds(1);
 constexpr auto kMaxBackoff = std::chrono::seconds(60);
+// The daemon's own calls to the bus (a caller's credentials) wait this long at most, not sd-bus's
+// 25 s: a stalled bus must not hold the bus thread.
+constexpr auto kBusCallTimeout = std::chrono::seconds(2);
+// On the stop path (ReleaseName): the unit's stop timeout must never run out on a stalled bus.
+constexpr auto kStopCallTimeout = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -73,7 +76,6 @@ struct DbusService::Impl {
       const DiagnoseCaller& caller);
   std::tuple<std::string, std::map<std::string, double>> DiagnoseEnd(const std::string& session,
                                                                      const DiagnoseCaller& caller);
-  std::map<std::string, std::uint64_t> Snapshot();
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name);
   Dict ExplainFields(const std::string& name);
   // Explain and ExplainFields: the verdict, the text and the figures from one look at the probe.
@@ -111,8 +113,9 @@ struct DbusService::Impl {
   std::mutex bus_mu;
   std::unique_ptr<sdbus::IConnection> connection;
   std::unique_ptr<Monitor> monitor;
-  std::unique_ptr<sdbus::IProxy> bus_proxy;  // org.freedesktop.DBus on `connection`
-  bool stopping = false;                     // under bus_mu
+  std::unique_ptr<sdbus::IProxy> bus_proxy;     // org.freedesktop.DBus on `connection`
+  std::unique_ptr<SnapshotAnswerer> snapshots;  // Snapshot calls, answered off the bus thread
+  bool stopping = false;                        // under bus_mu
   std::condition_variable stop_cv;
   std::thread supervisor;
 
@@ -192,7 +195,9 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
     caller.uid = impl_.Authorize(caller.bus_name, method);
     return caller;
   }
-  std::map<std::string, std::uint64_t> Snapshot() override { return impl_.Snapshot(); }
+  void Snapshot(sdbus::Result<std::map<std::string, std::uint64_t>>&& reply) override {
+    impl_.snapshots->Submit(std::move(reply));
+  }
   std::tuple<std::string, std::map<std::string, double>> Explain(const std::string& name) override {
     return impl_.Explain(name);
   }
@@ -313,20 +318,6 @@ std::tuple<std::string, std::map<std::string, double>> DbusService::Impl::Diagno
   auto ended = options.diagnoser->End(session, caller);
   if (!ended) throw DiagnoseError(ended.error(), false);
   return {ended->text, ended->figures};
-}
-
-std::map<std::string, std::uint64_t> DbusService::Impl::Snapshot() {
-  auto meminfo = proc::ReadMeminfo(options.proc_root);
-  if (!meminfo) throw sdbus::Error(kErrorFailed, meminfo.error().message);
-  std::map<std::string, std::uint64_t> out;
-  for (const auto& field : meminfo->fields) out[field.name] = field.value;
-  if (auto boot = proc::ReadBootState(options.proc_root)) {
-    if (boot->uptime_seconds && *boot->uptime_seconds >= 0) {
-      out["uptime_seconds"] = static_cast<std::uint64_t>(std::floor(*boot->uptime_seconds));
-    }
-    if (boot->boot_time_seconds) out["boot_time_seconds"] = *boot->boot_time_seconds;
-  }
-  return out;
 }
 
 DbusService::Impl::Explanation DbusService::Impl::Explained(const std::string& name) {
@@ -507,6 +498,7 @@ void DbusService::Impl::Attach(std::unique_ptr<sdbus::IConnection> c) {
   std::lock_guard lock(bus_mu);
   connection = std::move(c);
   try {
+    connection->setMethodCallTimeout(kBusCallTimeout);
     bus_proxy = sdbus::createProxy(*connection, "org.freedesktop.DBus", "/org/freedesktop/DBus");
     monitor = std::make_unique<Monitor>(*connection, *this);
   } catch (const sdbus::Error& e) {
@@ -540,6 +532,7 @@ void DbusService::Impl::Teardown(const char* why) {
     }
   }
   orphans.clear();
+  if (snapshots) snapshots->FailAll(why);
   try {
     monitor.reset();
     bus_proxy.reset();
@@ -613,6 +606,11 @@ DbusService::DbusService(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 std::unique_ptr<DbusService> DbusService::Start(DbusServiceOptions options, Scheduler& scheduler,
                                                 ReloadFn reload) {
   auto impl = std::make_shared<Impl>(std::move(options), scheduler, std::move(reload));
+  impl->snapshots = std::make_unique<SnapshotAnswerer>(
+      impl->options.proc_root, [raw = impl.get()](const std::function<void()>& send) {
+        std::lock_guard lock(raw->bus_mu);
+        send();
+      });
   const std::string& requested = impl->options.mode;
   std::unique_ptr<sdbus::IConnection> connection;
   if (requested == "auto") {
@@ -670,6 +668,7 @@ void DbusService::Stop() {
     impl_->stopping = true;
     if (impl_->connection) {
       try {
+        impl_->connection->setMethodCallTimeout(kStopCallTimeout);
         impl_->connection->leaveEventLoop();
       } catch (const sdbus::Error& e) {
         spdlog::debug("dbus: leaving the event loop: {}", e.getMessage());
@@ -678,6 +677,7 @@ void DbusService::Stop() {
   }
   impl_->stop_cv.notify_all();
   if (impl_->supervisor.joinable()) impl_->supervisor.join();
+  impl_->snapshots->Stop();
   {
     std::lock_guard lock(impl_->pending_mu);
     impl_->completer_stop = true;
