@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
+
+#include "collectors/probes/memory_room.h"
 
 namespace iodrift::daemon {
 
@@ -154,6 +157,12 @@ std::vector<std::string> TargetWarnings(const config::Config& cfg) {
       continue;
     }
     close(fd);
+  }
+  // Memory room: a run that cannot fit would get the daemon OOM-killed (then refused per run).
+  const probes::MemoryRoom room = probes::ReadMemoryRoom(
+      ProcRoot(cfg.proc_root), std::filesystem::path(cfg.sys_root) / "fs/cgroup");
+  for (const auto& probe : cfg.probes) {
+    if (auto problem = probes::RoomProblem(probe, room)) out.push_back(*problem);
   }
   return out;
 }

@@ -31,8 +31,10 @@ struct CommandLine {
 Expected<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 // One line per probe whose target does not exist or cannot be opened for reading by this process
-// ("probe NAME: target PATH: No such file or directory"); --check-config prints them as
-// warnings. Opens nothing for writing and reads no data.
+// ("probe NAME: target PATH: No such file or directory"), and one per probe whose run does not
+// fit in the memory this process's cgroup and the host leave (probes::RoomProblem: the figures);
+// --check-config prints them as warnings (--strict: exit 78). Opens nothing for writing and
+// reads no data.
 std::vector<std::string> TargetWarnings(const config::Config& cfg);
 
 // The man-page style --help text.

@@ -101,30 +101,9 @@ struct Diagnoser::Session {
 
 std::optional<std::uint64_t> CgroupHeadroom(const ProcRoot& proc_root,
                                             const std::filesystem::path& cgroup_root) {
-  auto self = proc_root.Read("self/cgroup");
-  if (!self) return std::nullopt;
-  auto path = analysis::CgroupV2Path(*self);
-  if (!path) return std::nullopt;
-  std::optional<std::uint64_t> headroom;
-  std::filesystem::path rel = std::filesystem::path(*path).relative_path();
-  for (;;) {
-    const auto dir = cgroup_root / rel;
-    auto current = ReadWholeFile(dir / "memory.current", 64);
-    if (current) {
-      const auto used = analysis::ParseMemoryLimit(*current).value_or(0);
-      for (const char* file : {"memory.max", "memory.high"}) {
-        auto text = ReadWholeFile(dir / file, 64);
-        if (!text) continue;
-        if (auto limit = analysis::ParseMemoryLimit(*text)) {
-          const std::uint64_t left = *limit > used ? *limit - used : 0;
-          if (!headroom || left < *headroom) headroom = left;
-        }
-      }
-    }
-    if (rel.empty() || rel == rel.parent_path()) break;
-    rel = rel.parent_path();
-  }
-  return headroom;
+  auto room = proc::ReadCgroupMemoryRoom(proc_root, cgroup_root);
+  if (!room) return std::nullopt;
+  return room->left;
 }
 
 Diagnoser::Diagnoser(DiagnoseOptions options, Scheduler& scheduler, analysis::ProbeStates& states)

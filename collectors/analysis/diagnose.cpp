@@ -224,25 +224,6 @@ std::optional<std::uint64_t> WarmBytes(std::uint64_t run_bytes, std::uint64_t ca
   return warm;
 }
 
-std::optional<std::string> CgroupV2Path(const std::string& proc_cgroup) {
-  std::istringstream in(proc_cgroup);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("0::", 0) == 0 && line.size() > 3 && line[3] == '/') return line.substr(3);
-  }
-  return std::nullopt;
-}
-
-std::optional<std::uint64_t> ParseMemoryLimit(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  if (t.empty() || t == "max" || t.find_first_not_of("0123456789") != std::string::npos ||
-      t.size() > 19) {
-    return std::nullopt;
-  }
-  return std::stoull(t);
-}
-
 namespace {
 
 // What the answer says about the verdict it was started under.

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "collectors/probes/probe.h"
+#include "collectors/proc/cgroup_memory.h"
 
 namespace iodrift::analysis {
 
@@ -144,11 +145,9 @@ std::optional<std::uint64_t> WarmBytes(std::uint64_t run_bytes, std::uint64_t ca
                                        std::optional<std::uint64_t> cgroup_headroom,
                                        std::string& why);
 
-// The cgroup v2 path of a process from its /proc/PID/cgroup text (the "0::PATH" line); nullopt
-// on cgroup v1 only or unreadable text.
-std::optional<std::string> CgroupV2Path(const std::string& proc_cgroup);
-// memory.max / memory.high contents: bytes, or nullopt for "max" (no limit) and bad text.
-std::optional<std::uint64_t> ParseMemoryLimit(const std::string& text);
+// The cgroup parsers live with the cgroup's memory room (collectors/proc/cgroup_memory.h).
+using proc::CgroupV2Path;
+using proc::ParseMemoryLimit;
 
 // Sets outcome/recovered_by and text from the steps, e.g. "recovered by warming free memory:
 // ratio 0.31 → 0.97 (control 0.29–0.33); dropping caches did not help; direct unchanged;

@@ -14,6 +14,7 @@
 #include "collectors/probes/kinds.h"
 #include "collectors/probes/members.h"
 #include "collectors/probes/memory.h"
+#include "collectors/probes/memory_room.h"
 #include "collectors/probes/metadata.h"
 #include "collectors/probes/random.h"
 
@@ -97,6 +98,9 @@ ProbeResult RunProbe(const ProbeSpec& spec, const ProbeEnv& env) {
   try {
     if (auto moved = DirectoryTargetMoved(spec, env)) {
       MarkFailed(result, Outcome::kError, *moved);
+    } else if (auto tight =
+                   RoomProblem(spec, ReadMemoryRoom(env.proc_root, env.sys_root / "fs/cgroup"))) {
+      MarkFailed(result, Outcome::kError, "not run: " + *tight);  // never OOM-killed mid-run
     } else {
       RunKind(spec, env, control, result);
       if (spec.members && result.success()) ProbeMembers(spec, env, control, &RunKind, result);
