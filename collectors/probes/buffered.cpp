@@ -145,6 +145,7 @@ void RunBufferedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunContr
     if (budget.calibrating)
       FinishCalibration(spec, env.state_dir, step.bytes, step.StoppedByTimeBudget(), result);
   }
+  if (!CheckTargetUnchanged(*dt, hold->get(), result)) return;
   FillScalingEfficiency(result.readers);
   result.outcome = Outcome::kOk;
 }

@@ -34,8 +34,10 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         MarkFailed(result, Outcome::kError,
-                   n == 0 ? "read " + dt->path + ": unexpected end of file"
-                          : SystemErrorMessage("read " + dt->path, errno));
+                   n == 0
+                       ? "read " + dt->path + ": end of file at byte " + std::to_string(done) +
+                             " of " + std::to_string(region) + ": the target shrank during the run"
+                       : SystemErrorMessage("read " + dt->path, errno));
         return false;
       }
       done += static_cast<std::uint64_t>(n);
@@ -115,7 +117,7 @@ void RunCachedProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
       } else if (auto res = MeasureResidency(fd->get(), 0, region); res && res->Fraction() < 0.99) {
         AddSuspect(result, "cache_evicted");
       }
-      result.outcome = Outcome::kOk;
+      if (CheckTargetUnchanged(*dt, fd->get(), result)) result.outcome = Outcome::kOk;
     }
   }
   result.extra["region_bytes"] = static_cast<double>(region);

@@ -103,6 +103,7 @@ void RunDirectProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
       FinishCalibration(spec, env.state_dir, step.bytes, step.StoppedByTimeBudget(), result);
     }
   }
+  if (!CheckTargetUnchanged(*dt, fd->get(), result)) return;
   FillScalingEfficiency(result.readers);
   result.outcome = Outcome::kOk;
 }

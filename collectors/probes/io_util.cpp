@@ -143,6 +143,15 @@ std::uint64_t PageSize() {
   return kPage;
 }
 
+std::optional<std::uint64_t> PendingWritebackBytes(int fd, std::uint64_t offset,
+                                                   std::uint64_t length) {
+  if (length == 0) return 0;
+  CachestatRange range{offset, length};
+  Cachestat cs{};
+  if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0) return std::nullopt;
+  return std::min<std::uint64_t>((cs.nr_dirty + cs.nr_writeback) * PageSize(), length);
+}
+
 std::optional<Residency> MeasureResidency(int fd, std::uint64_t offset, std::uint64_t length) {
   if (length == 0) return Residency{0, 0, "cachestat"};
   CachestatRange range{offset, length};
@@ -331,6 +340,12 @@ bool CheckReadStop(ProbeResult& result, const SequentialReadStats& stats, const 
       return false;
     case StopReason::kCancelled:
       MarkFailed(result, Outcome::kSkipped, "read " + path + ": cancelled");
+      return false;
+    case StopReason::kEof:  // the range was within the size the run started with
+      MarkFailed(result, Outcome::kError,
+                 "read " + path + ": end of file after " + std::to_string(stats.bytes) +
+                     " bytes of a range inside the size the run started with: the target "
+                     "shrank during the run");
       return false;
     default:
       return true;

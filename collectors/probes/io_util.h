@@ -73,6 +73,12 @@ struct Residency {
 // reading a root-owned 0644 file cannot verify residency at all.
 std::optional<Residency> MeasureResidency(int fd, std::uint64_t offset, std::uint64_t length);
 
+// Bytes of [offset, offset + length) of `fd`'s file in dirty or under-writeback pages
+// (cachestat(2)): written, but not on the disk yet. nullopt when cachestat cannot tell (Linux <
+// 6.5, or EPERM: a file the caller neither owns nor may write).
+std::optional<std::uint64_t> PendingWritebackBytes(int fd, std::uint64_t offset,
+                                                   std::uint64_t length);
+
 // Page size (sysconf), and `value` rounded down / up to a multiple of `align` (a power of two
 // is not required).
 std::uint64_t PageSize();
@@ -155,7 +161,9 @@ void AddSuspect(ProbeResult& result, const std::string& reason);  // no duplicat
 // tmpfs/ramfs (and friends): the "device" is memory; fadvise is a no-op there.
 bool IsMemoryBackedFs(const std::string& fstype);
 // Maps how a read loop stopped to the run's outcome: kError → error ("read PATH: EIO"),
-// kTimeout → timeout, kCancelled → skipped; returns false in those cases, true otherwise.
+// kTimeout → timeout, kCancelled → skipped, kEof → error (the kinds read only ranges inside the
+// size the run started with, so an early end of file means the target shrank); returns false in
+// those cases, true otherwise.
 bool CheckReadStop(ProbeResult& result, const SequentialReadStats& stats, const std::string& path,
                    double timeout_seconds);
 

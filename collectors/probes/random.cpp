@@ -141,6 +141,12 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
                                                  dt->path + " at " + std::to_string(off),
                                              errno));
       }
+      if (static_cast<std::uint64_t>(n) < request) {  // every slot lies inside the start size
+        return MarkFailed(out, Outcome::kError,
+                          "read " + dt->path + " at " + std::to_string(off) + ": " +
+                              std::to_string(n) + " of " + std::to_string(request) +
+                              " bytes (end of file): the target shrank during the run");
+      }
       reader.bytes += static_cast<std::uint64_t>(n);
       if (i == 0 && fetched_before) {
         const std::optional<std::uint64_t> fetched_after = ThreadStorageReadBytes();
@@ -237,6 +243,7 @@ void RunRandomProbe(const ProbeSpec& spec, const ProbeEnv& env, const RunControl
     if (wall > 0) result.extra["wall_iops"] = n / wall;
     result.extra["latency_max_seconds"] = max_latency;
   }
+  if (!CheckTargetUnchanged(*dt, fd.get(), result)) return;
   FillScalingEfficiency(result.readers);
   result.outcome = Outcome::kOk;
 }

@@ -131,7 +131,7 @@ std::vector<Slice> ReaderSlices(std::uint64_t region, std::uint32_t n, std::uint
 const SequentialReadStats* SequentialStep::Failed() const {
   for (const auto& r : readers) {
     if (r.stop == StopReason::kError || r.stop == StopReason::kTimeout ||
-        r.stop == StopReason::kCancelled)
+        r.stop == StopReason::kCancelled || r.stop == StopReason::kEof)
       return &r;
   }
   return nullptr;

@@ -408,10 +408,10 @@ Expected<DataTarget> PrepareDataTarget(const std::string& target, std::uint64_t 
     dt.dev = pst.st_dev;
     dt.ino = pst.st_ino;
     dt.size = static_cast<std::uint64_t>(pst.st_size);
+    dt.mtime_ns = static_cast<std::int64_t>(pst.st_mtim.tv_sec) * 1000000000 + pst.st_mtim.tv_nsec;
     if (dt.size == 0) return Fail(EINVAL, "target " + dt.path + " is empty; nothing to read");
-    if (auto hole = FirstUnallocatedByte(fd->get(), dt.size)) {
-      return Fail(EINVAL, "probe file " + dt.path + " has a hole or unwritten extent at byte " +
-                              std::to_string(*hole) + "; remove it and iodriftd makes a new one");
+    if (auto ok = CheckDataOnDisk(fd->get(), dt.path, dt.size, "probe file"); !ok) {
+      return tl::unexpected(ok.error());
     }
     return dt;
   }
@@ -464,15 +464,12 @@ Expected<DataTarget> PrepareDataTarget(const std::string& target, std::uint64_t 
   } else {
     if (auto ok = CheckNotPseudo(fd->get(), target); !ok) return tl::unexpected(ok.error());
     dt.size = static_cast<std::uint64_t>(st.st_size);
+    dt.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   }
   if (dt.size == 0) return Fail(EINVAL, "target " + dt.path + " is empty; nothing to read");
   if (dt.mode_type == S_IFREG) {
-    if (auto hole = FirstUnallocatedByte(fd->get(), dt.size)) {
-      return Fail(EINVAL, "target " + dt.path +
-                              " is sparse: a hole or unwritten (fallocated) extent at byte " +
-                              std::to_string(*hole) +
-                              " reads back zeros without touching the disk; refused (write real "
-                              "data to it, or use a directory target)");
+    if (auto ok = CheckDataOnDisk(fd->get(), dt.path, dt.size, "target"); !ok) {
+      return tl::unexpected(ok.error());
     }
   }
   return dt;

@@ -59,6 +59,7 @@ struct DataTarget {
   std::string open_path;            // what OpenDataTarget opens (relative to dir_fd for a dir)
   unsigned mode_type = 0;           // S_IFMT of the object read
   std::uint64_t dev = 0, ino = 0, rdev = 0;
+  std::int64_t mtime_ns = 0;  // regular files: st_mtim when the run started
 };
 
 // Opens `target` for a run; for a directory makes sure the probe file exists (EnsureProbeFile
@@ -111,6 +112,23 @@ std::string_view PseudoFilesystemName(std::uint64_t f_type);
 // (fallocated) extent (FIEMAP_EXTENT_UNWRITTEN), or nullopt when all of it is written data or
 // the filesystem tells neither.
 std::optional<std::uint64_t> FirstUnallocatedByte(int fd, std::uint64_t length);
+
+// A regular file's data is on the disk, so that reading it times the disk: refused (EAGAIN) while
+// any of [0, size) is dirty or under writeback — written moments ago, its blocks perhaps not
+// allocated yet (ext4 shows unwritten extents until writeback ends): not measured now, the next
+// run measures it (nothing to fix); refused (EINVAL) when it has a hole or unwritten extent
+// (FirstUnallocatedByte): sparse or fallocated. When the kernel does not say what is dirty
+// (cachestat refused or missing), an unwritten extent is refused naming both causes.
+// `what`: "target" or "probe file" (iodriftd's own: the advice is to remove it).
+Expected<void> CheckDataOnDisk(int fd, const std::string& path, std::uint64_t size,
+                               std::string_view what);
+
+// After a run's reads: the file or device read is still what the run started on (`fd` is one
+// of the run's fds). Changed size (truncated, shrunk, grown; a resized device) or a path that now
+// names another file or none (replaced, removed) → `result` failed (error) with the reason, false.
+// Same size but written meanwhile (mtime changed, or pages dirty now) → suspect
+// `target_modified`: the reads may have timed freshly written pages; true.
+bool CheckTargetUnchanged(const DataTarget& dt, int fd, ProbeResult& result);
 
 // Opens (mkdir 0700 first) <dir>/iodrift-meta for the metadata probe, only through directory fds
 // (O_NOFOLLOW|O_DIRECTORY): refuses a target directory writable by others unless it is sticky,
