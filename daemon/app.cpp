@@ -11,6 +11,8 @@
 
 #include "collectors/analysis/probe_states.h"
 #include "collectors/analysis/verdict.h"
+#include "collectors/common/state_health.h"
+#include "collectors/probes/calibration.h"
 #include "collectors/proc/boot.h"
 #include "config/listen.h"
 #include "daemon/dbus/service.h"
@@ -169,15 +171,12 @@ HttpServerOptions ServerOptions(const config::Config& cfg) {
 }
 
 // Blocks the signals we handle in every thread (threads inherit the mask), so sigwait() in the
-// main thread receives them. Main() calls it first, before the config is read: a SIGHUP or
-// SIGTERM that arrives while the daemon starts stays pending (a reload, a clean stop once
-// running) instead of killing it. `old` receives the mask before, for the one-shot modes.
+// main thread receives them. Main() calls it first, before the config is read (they are already
+// blocked since exec: HandledSignals): a SIGHUP or SIGTERM that arrives while the daemon starts
+// stays pending (a reload, a clean stop once running) instead of killing it. `old` receives the
+// mask before, for the one-shot modes.
 sigset_t BlockHandledSignals(sigset_t* old = nullptr) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
+  sigset_t set = HandledSignals();
   pthread_sigmask(SIG_BLOCK, &set, old);
   return set;
 }
@@ -203,6 +202,9 @@ class Daemon {
     exporter_ = std::make_unique<Exporter>(ProcRoot(cfg_.proc_root), cfg_.collectors);
     // The probe families are prepared when a run is recorded (listener below) and copied here.
     exporter_->AddTextSource([this] { return probe_families_.Body(states_.Snapshot()); });
+    exporter_->AddSource([](std::vector<prometheus::MetricFamily>& out) {
+      AppendStateHealthFamilies(StateHealth::Process().View(), out);
+    });
     server_.Route("/metrics", [this] {
       auto rendered = exporter_->Render();
       return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(rendered.head),
@@ -250,6 +252,7 @@ class Daemon {
     // The one owner of every probe's state is fed here; everything else reads its snapshot.
     scheduler_.AddListener([this](const probes::ProbeResult& r) {
       if (states_.Record(r)) probe_families_.Prepare(states_.Snapshot());
+      probes::RetryUnsavedCalibrations();  // a state dir writable again takes them at once
     });
     scheduler_.AddListener([this](const probes::ProbeResult& r) { probe_log_.Record(r); });
     // A slow run whose verdict needs its twin's evidence from the same moment (verdict.h, the
@@ -310,7 +313,8 @@ class Daemon {
   std::string StatusText() const {
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    return ProbeStatusText(*states_.Snapshot(), now);
+    return ProbeStatusText(*states_.Snapshot(), now,
+                           StateProblemText(StateHealth::Process().View()));
   }
 
   // Watchdog liveness (watchdog thread): the scheduler's lock can be taken (a deadlocked
@@ -403,6 +407,7 @@ class Daemon {
     in.probes = states_.Snapshot();
     in.history_runs = states_.history_capacity();
     in.baselines = states_.Baselines();
+    in.state_problem = StateProblemText(StateHealth::Process().View());
     return in;
   }
 
@@ -449,9 +454,19 @@ config::LoadResult LoadEffectiveConfig(const CommandLine& cl) {
   return loaded;
 }
 
-int Main(int argc, char** argv) {
+sigset_t HandledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+int Main(int argc, char** argv, const sigset_t* mask_at_exec) {
   sigset_t before;
   BlockHandledSignals(&before);  // first: see BlockHandledSignals
+  if (mask_at_exec) before = *mask_at_exec;
   std::vector<std::string> args(argv + 1, argv + argc);
   auto cl = ParseCommandLine(args);
   if (!cl) {

@@ -7,6 +7,8 @@
 // problem.
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,14 @@ inline constexpr int kExitConfig = 78;  // EX_CONFIG
 // overrides. On failure returns every problem.
 config::LoadResult LoadEffectiveConfig(const CommandLine& cl);
 
-int Main(int argc, char** argv);
+// The signals iodriftd takes with sigwait() once running: SIGTERM, SIGINT, SIGHUP. They are
+// blocked from the first instant the executable's own code runs (main.cpp's .preinit_array
+// entry, before the shared libraries' constructors) and again first thing in Main, so one that
+// arrives while the daemon starts stays pending: a reload or a clean stop once running.
+sigset_t HandledSignals();
+
+// `mask_at_exec`: the signal mask the process had before HandledSignals were first blocked (the
+// one-shot modes restore it); nullptr: the mask when Main is entered.
+int Main(int argc, char** argv, const sigset_t* mask_at_exec = nullptr);
 
 }  // namespace iodrift::daemon

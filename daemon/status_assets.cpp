@@ -11,6 +11,7 @@ table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border-bottom:1
 th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}
 section.probe{background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 14px;margin:14px 0}
 .meta{color:#555;margin:0 0 6px}.err{color:#b00020}.ok{color:#1a7f37}.empty{color:#777;font-style:italic}
+.banner{border:1px solid #b00020;background:#fdecee;padding:6px 10px;margin:6px 0;font-weight:600}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:6px 16px}
 figure{margin:0}svg.chart{width:100%;height:auto;display:block}
 svg .grid line{stroke:#e4e4e4}svg .axes line,svg .xticks line{stroke:#777}

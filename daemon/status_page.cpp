@@ -88,7 +88,10 @@ std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string
   const auto& pts = h.points;
   const std::vector<std::size_t> picked =
       analysis::EvenlySpacedIndices(pts.size(), kMaxChartPoints);
-  const double x_min = pts.front().time_seconds, x_max = pts.back().time_seconds;
+  // The x axis is MonotonicTimes (history.h), labelled with wall time: a clock stepped back or
+  // forward never puts a run before an older one or outside the chart.
+  const std::vector<double> xs = analysis::MonotonicTimes(pts);
+  const double x_min = xs.front(), x_max = xs.back();
   const probes::ProbeKind kind = h.kind;
 
   // Boot boundaries: at the boot time of the new boot (start − uptime) when inside the range,
@@ -96,10 +99,10 @@ std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string
   std::vector<double> boots;
   for (std::size_t i = 1; i < pts.size(); ++i) {
     if (!NewBoot(pts[i - 1], pts[i])) continue;
-    double b = (pts[i - 1].time_seconds + pts[i].time_seconds) / 2;
+    double b = (xs[i - 1] + xs[i]) / 2;
     if (pts[i].uptime_seconds) {
-      const double boot_time = pts[i].time_seconds - *pts[i].uptime_seconds;
-      if (boot_time > pts[i - 1].time_seconds) b = boot_time;
+      const double boot_time = xs[i] - *pts[i].uptime_seconds;
+      if (boot_time > xs[i - 1]) b = boot_time;
     }
     boots.push_back(b);
   }
@@ -114,16 +117,16 @@ std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string
     const UtcStyle fmt = hi - lo > 86400 ? UtcStyle::kMonthDayMinute : UtcStyle::kTime;
     for (int k = 0; k <= 4; ++k) {
       const double x = lo + (hi - lo) * k / 4;
-      // Uptime at x from the nearest run (same boot as x when it is after that run's boot).
-      const analysis::HistoryPoint* nearest = nullptr;
-      for (const auto& p : pts) {
-        if (!nearest || std::fabs(p.time_seconds - x) < std::fabs(nearest->time_seconds - x)) {
-          nearest = &p;
-        }
+      // Wall time and uptime at x from the nearest run (same boot as x when it is after that
+      // run's boot).
+      std::size_t nearest = 0;
+      for (std::size_t i = 1; i < pts.size(); ++i) {
+        if (std::fabs(xs[i] - x) < std::fabs(xs[nearest] - x)) nearest = i;
       }
-      std::string label = Utc(x, fmt);
-      if (nearest && nearest->uptime_seconds) {
-        const double up = *nearest->uptime_seconds + (x - nearest->time_seconds);
+      const analysis::HistoryPoint& near = pts[nearest];
+      std::string label = Utc(near.time_seconds + (x - xs[nearest]), fmt);
+      if (near.uptime_seconds) {
+        const double up = *near.uptime_seconds + (x - xs[nearest]);
         if (up >= 0) label += "\nup " + Uptime(up);
       }
       ticks.emplace_back(x, label);
@@ -184,25 +187,24 @@ std::string RenderProbeCharts(const analysis::ProbeHistory& h, const std::string
     const std::string at = when(p);
     if (!p.figure) {
       std::string what = at + ": " + probes::OutcomeName(p.outcome);
-      fig.failures.push_back({p.time_seconds, what});
-      ratio_chart.failures.push_back({p.time_seconds, what});
+      fig.failures.push_back({xs[i], what});
+      ratio_chart.failures.push_back({xs[i], what});
     }
     std::string tip = at + ": " + (p.figure ? FormatFigure(kind, *p.figure) : "no figure");
     if (p.baseline) tip += ", baseline " + FormatFigure(kind, *p.baseline);
     if (p.ratio) tip += ", ratio " + FormatRatio(*p.ratio);
-    figure.points.push_back({p.time_seconds, p.figure.value_or(nan), i, tip});
-    baseline.points.push_back({p.time_seconds, p.baseline.value_or(nan), i, ""});
-    ratio.points.push_back(
-        {p.time_seconds, p.ratio.value_or(nan), i, "ratio " + Opt(p.ratio, FormatRatio)});
+    figure.points.push_back({xs[i], p.figure.value_or(nan), i, tip});
+    baseline.points.push_back({xs[i], p.baseline.value_or(nan), i, ""});
+    ratio.points.push_back({xs[i], p.ratio.value_or(nan), i, "ratio " + Opt(p.ratio, FormatRatio)});
     for (std::size_t k = 0; k < std::size(kMemorySeries); ++k) {
       const double v = Feature(p, kMemorySeries[k].feature);
       mem_series[k].points.push_back(
-          {p.time_seconds, v, i, std::string(kMemorySeries[k].label) + " " + FormatBytes(v)});
+          {xs[i], v, i, std::string(kMemorySeries[k].label) + " " + FormatBytes(v)});
     }
     for (std::size_t k = 0; k < std::size(kPressureSeries); ++k) {
       const double v = Feature(p, kPressureSeries[k].feature);
       pressure_series[k].points.push_back(
-          {p.time_seconds, v, i, std::string(kPressureSeries[k].label) + " " + FormatFraction(v)});
+          {xs[i], v, i, std::string(kPressureSeries[k].label) + " " + FormatFraction(v)});
     }
   }
   fig.series = {std::move(figure), std::move(baseline)};
@@ -414,6 +416,10 @@ std::string RenderStatusPage(const StatusPageInput& in) {
          HtmlEscape(Opt(in.uptime_seconds, Uptime)) + " · rendered " +
          HtmlEscape(Utc(in.now_seconds)) + " · history: last " + std::to_string(in.history_runs) +
          " runs per probe, in memory</p></header>\n";
+  if (!in.state_problem.empty()) {
+    out += "<p class=\"banner err\" id=\"state-problem\" role=\"alert\">" +
+           HtmlEscape(in.state_problem) + "</p>\n";
+  }
 
   // Summary.
   out += "<h2>Probes</h2>";

@@ -44,6 +44,9 @@ struct StatusPageInput {
   std::shared_ptr<const analysis::ProbeSnapshot> probes;  // ProbeStates::Snapshot()
   std::size_t history_runs = 0;                           // the ring's bound per probe
   analysis::BaselineState baselines;                      // ProbeStates::Baselines()
+  // StateProblemText (state_health.h): non-empty while the state dir takes no writes; shown as
+  // a banner above everything else.
+  std::string state_problem;
 };
 
 std::string RenderStatusPage(const StatusPageInput& input);

@@ -32,9 +32,14 @@ std::string Num(double v) {
 
 struct Scale {
   double x_min, x_max, y_max, top;
+  // Clamped to the plot: a value outside [x_min, x_max] (or NaN) is drawn at the nearer edge,
+  // never thousands of units off the chart.
   double X(double x) const {
     const double span = x_max - x_min;
-    return kLeft + (span > 0 ? (x - x_min) / span : 0.5) * (kWidth - kLeft - kRight);
+    double f = span > 0 ? (x - x_min) / span : 0.5;
+    if (!(f >= 0)) f = 0;
+    f = std::min(f, 1.0);
+    return kLeft + f * (kWidth - kLeft - kRight);
   }
   double Y(double y) const {
     return kHeight - kBottom - (y_max > 0 ? y / y_max : 0) * (kHeight - top - kBottom);

@@ -21,7 +21,7 @@
 namespace iodrift::daemon {
 
 struct ChartPoint {
-  double x = 0;           // wall clock seconds
+  double x = 0;           // seconds on the chart's x axis (status page: history.h MonotonicTimes)
   double y = 0;           // NaN: no value (a gap in the line)
   std::size_t index = 0;  // the point's index in its history (data-i, for the hover readout)
   std::string tip;        // tooltip text (escaped when rendered)
@@ -58,7 +58,8 @@ struct Chart {
 
 // One <svg class="chart"> with axes, the series, the legend and the marks. The y axis runs from 0
 // to a little above the largest finite value (at least y_min_span and reference_y); an empty x
-// range (one point) is widened to one minute around it.
+// range (one point) is widened to one minute around it. An x outside [x_min, x_max] is drawn at
+// the nearer edge of the plot: every coordinate stays inside the chart.
 std::string RenderChart(const Chart& chart);
 
 }  // namespace iodrift::daemon

@@ -135,7 +135,8 @@ std::string FormatProbeStatus(std::size_t probes, std::optional<double> last_run
   return out;
 }
 
-std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_epoch_seconds) {
+std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_epoch_seconds,
+                            std::string_view state_problem) {
   std::optional<double> last_end;
   std::size_t failing = 0;
   for (const auto& state : states) {
@@ -149,7 +150,9 @@ std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_ep
   }
   std::optional<double> age;
   if (last_end) age = now_epoch_seconds - *last_end;
-  return FormatProbeStatus(states.size(), age, failing);
+  std::string text = FormatProbeStatus(states.size(), age, failing);
+  if (state_problem.empty()) return text;
+  return std::string(state_problem) + "; " + text;
 }
 
 }  // namespace iodrift::daemon

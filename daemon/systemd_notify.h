@@ -99,7 +99,10 @@ std::string FormatProbeStatus(std::size_t probes, std::optional<double> last_run
 
 // FormatProbeStatus over the probe states: every probe of `states` configured; the most recent
 // run start plus duration compared with `now_epoch_seconds`; failing = probes that ran and whose
-// last outcome is not ok (timeouts and skips included).
-std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_epoch_seconds);
+// last outcome is not ok (timeouts and skips included). A `state_problem` (StateProblemText:
+// the state dir takes no writes) comes first, before "; " and the probes' part, so a truncated
+// `systemctl status` line still shows it.
+std::string ProbeStatusText(const analysis::ProbeSnapshot& states, double now_epoch_seconds,
+                            std::string_view state_problem = {});
 
 }  // namespace iodrift::daemon

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -446,13 +447,41 @@ Expected<void> WriteFileAtomically(const std::filesystem::path& dir, const std::
 
 namespace {
 
-// A set-aside copy of dir/name: name.corrupt-<epoch>[.n] or name.unreadable-<epoch>[.n].
+// A set-aside copy of dir/name: name.<what>-s<seq>-<epoch> (what: corrupt, unreadable), or one
+// named by an older build, name.<what>-<epoch>[.n] (seq 0: older than every numbered copy).
 struct SetAsideCopy {
-  std::uint64_t epoch = 0, n = 0;
+  std::uint64_t seq = 0;           // 1, 2, 3 … in the order the copies were made; 0 for old names
+  std::uint64_t epoch = 0, n = 0;  // old names only: their order among themselves
   std::string file;
 };
 
-// The set-aside copies of dir/name, newest first (by the epoch in the name, then .n).
+std::optional<SetAsideCopy> ParseSetAsideName(std::string_view rest, std::string file) {
+  SetAsideCopy copy;
+  copy.file = std::move(file);
+  if (!rest.empty() && rest.front() == 's') {
+    const auto dash = rest.find('-');
+    auto seq = text::ParseU64(rest.substr(1, dash == std::string_view::npos ? dash : dash - 1));
+    if (!seq || *seq == 0 || dash == std::string_view::npos ||
+        !text::ParseU64(rest.substr(dash + 1))) {
+      return std::nullopt;
+    }
+    copy.seq = *seq;
+    return copy;
+  }
+  std::optional<std::uint64_t> n = 0;
+  if (const auto dot = rest.find('.'); dot != std::string_view::npos) {
+    n = text::ParseU64(rest.substr(dot + 1));
+    rest = rest.substr(0, dot);
+  }
+  auto epoch = text::ParseU64(rest);
+  if (!epoch || !n) return std::nullopt;
+  copy.epoch = *epoch;
+  copy.n = *n;
+  return copy;
+}
+
+// The set-aside copies of dir/name, newest first: by sequence number, never by the wall-clock
+// time in a name (a clock set back or forward would otherwise prune the newest copy).
 std::vector<SetAsideCopy> ListSetAside(const std::filesystem::path& dir, const std::string& name) {
   std::vector<SetAsideCopy> found;
   std::error_code ec;
@@ -461,42 +490,37 @@ std::vector<SetAsideCopy> ListSetAside(const std::filesystem::path& dir, const s
     for (std::string_view what : {".corrupt-", ".unreadable-"}) {
       const std::string prefix = name + std::string(what);
       if (file.rfind(prefix, 0) != 0) continue;
-      std::string_view rest = std::string_view(file).substr(prefix.size());
-      std::optional<std::uint64_t> n = 0;
-      if (const auto dot = rest.find('.'); dot != std::string_view::npos) {
-        n = text::ParseU64(rest.substr(dot + 1));
-        rest = rest.substr(0, dot);
+      if (auto copy = ParseSetAsideName(std::string_view(file).substr(prefix.size()), file)) {
+        found.push_back(std::move(*copy));
       }
-      if (auto epoch = text::ParseU64(rest); epoch && n) found.push_back({*epoch, *n, file});
     }
   }
   std::sort(found.begin(), found.end(), [](const SetAsideCopy& a, const SetAsideCopy& b) {
-    return std::tie(a.epoch, a.n, a.file) > std::tie(b.epoch, b.n, b.file);
+    return std::tie(a.seq, a.epoch, a.n, a.file) > std::tie(b.seq, b.epoch, b.n, b.file);
   });
   return found;
 }
 
-// Renames dir/name to dir/name.<what>-<epoch>[.n], n above every copy of that second (never
-// replacing a file), then removes the copies beyond the newest kMaxSetAsideFiles (unlinkat: a
-// symlink itself, never its target; a directory set aside stays). Returns the new path, or an
-// error.
+// Renames dir/name to dir/name.<what>-s<seq>-<epoch>, seq above every copy's (never replacing
+// a file; the epoch is for people only), then removes the copies beyond the newest
+// kMaxSetAsideFiles, never the one just made (unlinkat: a symlink itself, never its target; a
+// directory set aside stays). Returns the new path, or an error.
 Expected<std::string> SetAside(int dfd, const std::filesystem::path& dir, const std::string& name,
                                const std::string& what) {
-  const auto stamp = static_cast<std::uint64_t>(WallSecondsNow());
-  std::uint64_t first = 0;
-  for (const auto& copy : ListSetAside(dir, name)) {
-    if (copy.epoch == stamp) first = std::max(first, copy.n + 1);
-  }
-  for (std::uint64_t n = first; n < first + 1000; ++n) {
-    std::string aside = name + "." + what + "-" + std::to_string(stamp);
-    if (n > 0) aside += "." + std::to_string(n);
+  const auto stamp = static_cast<std::uint64_t>(std::max(0.0, WallSecondsNow()));
+  const auto before = ListSetAside(dir, name);
+  const std::uint64_t first = before.empty() ? 1 : before.front().seq + 1;
+  for (std::uint64_t seq = first; seq < first + 1000; ++seq) {
+    const std::string aside =
+        name + "." + what + "-s" + std::to_string(seq) + "-" + std::to_string(stamp);
     if (renameat2(dfd, name.c_str(), dfd, aside.c_str(), RENAME_NOREPLACE) == 0) {
       fsync(dfd);
-      const auto copies = ListSetAside(dir, name);
-      for (std::size_t i = kMaxSetAsideFiles; i < copies.size(); ++i) {
-        if (unlinkat(dfd, copies[i].file.c_str(), 0) == 0) {
+      std::size_t kept = 1;  // the copy just made
+      for (const auto& copy : ListSetAside(dir, name)) {
+        if (copy.file == aside || kept++ < kMaxSetAsideFiles) continue;
+        if (unlinkat(dfd, copy.file.c_str(), 0) == 0) {
           spdlog::info("baselines: removed the old set-aside copy {} (keeping the newest {})",
-                       (dir / copies[i].file).string(), kMaxSetAsideFiles);
+                       (dir / copy.file).string(), kMaxSetAsideFiles);
         }
       }
       return (dir / aside).string();
@@ -508,26 +532,56 @@ Expected<std::string> SetAside(int dfd, const std::filesystem::path& dir, const 
 
 }  // namespace
 
+bool IsFaultOfTheFile(int code) {
+  // Not a regular file (EINVAL), a symlink (ELOOP), over the bound (EFBIG), another owner's or
+  // mode (EACCES, EPERM): the file itself is wrong, and stays wrong.
+  return code == EINVAL || code == ELOOP || code == EFBIG || code == EACCES || code == EPERM;
+}
+
+bool IsTransientError(int code) {
+  return code == EMFILE || code == ENFILE || code == EINTR || code == ENOMEM || code == EAGAIN ||
+         code == EWOULDBLOCK || code == ENOBUFS;
+}
+
 LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
-                              std::uint64_t boot_time_seconds) {
+                              std::uint64_t boot_time_seconds, int attempts) {
   LoadedBaselines out;
   const std::filesystem::path path = dir / kBaselineFileName;
   BaselineState loaded;
-  auto dfd = OpenDirectory(AT_FDCWD, dir.string(), false);
+  // A transient error (out of fds or memory, interrupted) says nothing about the file: retried
+  // with a short back-off, then reported as deferred — never set aside, never replaced.
+  auto defer = [&](const Error& error) {
+    out.deferred = error;
+    out.state = ForBoot(BaselineState{}, boot_id, boot_time_seconds);
+    return out;
+  };
+  Expected<UniqueFd> dfd = tl::unexpected(Error{EAGAIN, "not opened"});
+  Expected<std::string> text = tl::unexpected(Error{EAGAIN, "not read"});
+  for (int attempt = 1;; ++attempt) {
+    dfd = OpenDirectory(AT_FDCWD, dir.string(), false);
+    if (dfd) {
+      text = ReadRegularFile(dfd->get(), kBaselineFileName, kMaxBaselineFileBytes, path.string());
+    }
+    const int code = !dfd ? dfd.error().code : !text ? text.error().code : 0;
+    if (!IsTransientError(code) || attempt >= attempts) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << std::min(attempt, 5)));
+  }
   if (!dfd) {
     // ENOENT/ENOTDIR: no state dir (yet); the save that follows says so once.
-    if (dfd.error().code != ENOENT && dfd.error().code != ENOTDIR) {
-      spdlog::warn("baselines: {}; starting fresh baselines", dfd.error().message);
+    if (dfd.error().code == ENOENT || dfd.error().code == ENOTDIR) {
+      out.state = ForBoot(std::move(loaded), boot_id, boot_time_seconds);
+      return out;
     }
-    out.state = ForBoot(std::move(loaded), boot_id, boot_time_seconds);
-    return out;
+    return defer(dfd.error());
   }
   // A temporary file left by a write that a crash cut short; the real file is intact. unlinkat
   // removes a planted symlink itself, never its target.
   unlinkat(dfd->get(), (std::string(kBaselineFileName) + ".tmp").c_str(), 0);
-  auto text = ReadRegularFile(dfd->get(), kBaselineFileName, kMaxBaselineFileBytes, path.string());
   std::optional<std::string> problem, kind;
   if (!text) {
+    if (text.error().code != ENOENT && !IsFaultOfTheFile(text.error().code)) {
+      return defer(text.error());
+    }
     if (text.error().code != ENOENT) {
       // A FIFO, device, symlink, directory, a file we may not read or one over the bound: never
       // replaced, never read further. Set aside so the history in it survives.

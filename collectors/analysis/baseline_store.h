@@ -22,12 +22,17 @@
 //   pastprobe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST   (after its past line)
 //   end N                                    (N = number of lines before this one)
 // A file that does not parse exactly (unknown line, wrong version, missing `end`, count
-// mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-<epoch>` and replaced. A file
+// mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-s<seq>-<epoch>` and replaced
+// (seq one above every set-aside copy's: copies are ordered by it, never by the wall-clock epoch
+// in a name, which is for people only). A file
 // that cannot be read (not a regular file, a symlink, another owner's, over kMaxBaselineFileBytes)
-// is renamed to `baselines.unreadable-<epoch>`; one that cannot be renamed either is never
-// replaced (WriteFileAtomically refuses). Of the set-aside copies the newest kMaxSetAsideFiles
-// are kept, older ones removed. The daemon never writes a file over kMaxBaselineFileBytes
-// (FitBaselineState before each save; WriteFileAtomically refuses larger contents).
+// is renamed to `baselines.unreadable-s<seq>-<epoch>`; one that cannot be renamed either is never
+// replaced (WriteFileAtomically refuses). An error that says nothing about the file (out of fds
+// or memory, EINTR, EAGAIN, EIO) is retried and then reported, never taken for corruption: the
+// file stays where it is and is not saved over until it loads (ProbeStates retries). Of the
+// set-aside copies the newest kMaxSetAsideFiles are kept, older ones removed. The daemon never
+// writes a file over kMaxBaselineFileBytes (FitBaselineState before each save; WriteFileAtomically
+// refuses larger contents).
 //
 // Thread-safety: plain values and free functions; the file functions must not run concurrently
 // on the same state dir (ResultStore serialises them).
@@ -167,15 +172,28 @@ struct LoadedBaselines {
   BaselineState state;     // ForBoot() already applied
   bool set_aside = false;  // a corrupt file was renamed to corrupt_path
   std::string corrupt_path;
+  // The state dir or file could not be opened or read for a reason that says nothing about the
+  // file (IsFaultOfTheFile false: out of fds, memory, an I/O error): it is left in place, not
+  // loaded, and must not be saved over until a later load succeeds. `state` is fresh.
+  std::optional<Error> deferred;
 };
+
+// Open/read errors that describe the file itself (not a regular file, a symlink, over the
+// bound, another owner's or mode): such a file is set aside. Any other error defers the load.
+bool IsFaultOfTheFile(int code);
+// EMFILE, ENFILE, EINTR, ENOMEM, EAGAIN, ENOBUFS: retried before a load is deferred.
+bool IsTransientError(int code);
 
 // Reads dir/baselines for boot `boot_id` (O_NOFOLLOW|O_NONBLOCK, regular files only: never
 // blocks on a FIFO). A missing file gives a fresh state; a corrupt one is logged (warn), renamed
-// to baselines.corrupt-<epoch>, an unreadable one to baselines.unreadable-<epoch> (of these
-// set-aside copies only the newest kMaxSetAsideFiles are kept) and gives a fresh state; a leftover
-// baselines.tmp (a write cut short by a crash) is removed. Never fails.
+// to baselines.corrupt-s<seq>-<epoch>, an unreadable one (IsFaultOfTheFile) to
+// baselines.unreadable-s<seq>-<epoch> (of these set-aside copies only the newest
+// kMaxSetAsideFiles by seq are kept, always the one just made) and gives a fresh state;
+// a leftover baselines.tmp (a write cut short by a crash) is removed. A transient error
+// (IsTransientError) is tried `attempts` times in all (20, 40, 80 … ms apart); one that persists,
+// and any other error, gives `deferred`: nothing set aside, nothing removed. Never fails.
 LoadedBaselines LoadBaselines(const std::filesystem::path& dir, const std::string& boot_id,
-                              std::uint64_t boot_time_seconds);
+                              std::uint64_t boot_time_seconds, int attempts = 5);
 
 // FitBaselineState (on a copy) + SerializeBaselineState + WriteFileAtomically to dir/baselines.
 Expected<void> SaveBaselines(const std::filesystem::path& dir, const BaselineState& state);

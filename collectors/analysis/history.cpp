@@ -26,6 +26,27 @@ std::vector<std::size_t> EvenlySpacedIndices(std::size_t n, std::size_t max) {
   return out;
 }
 
+std::vector<double> MonotonicTimes(const std::deque<HistoryPoint>& points) {
+  std::vector<double> out;
+  out.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const HistoryPoint& p = points[i];
+    if (i == 0) {
+      out.push_back(std::isfinite(p.time_seconds) ? p.time_seconds : 0);
+      continue;
+    }
+    const HistoryPoint& prev = points[i - 1];
+    const bool same_boot = (!prev.boot_id || !p.boot_id || *prev.boot_id == *p.boot_id) &&
+                           prev.uptime_seconds && p.uptime_seconds &&
+                           *p.uptime_seconds >= *prev.uptime_seconds;
+    double step =
+        same_boot ? *p.uptime_seconds - *prev.uptime_seconds : p.time_seconds - prev.time_seconds;
+    if (!std::isfinite(step) || step < 0) step = 0;
+    out.push_back(out.back() + step);
+  }
+  return out;
+}
+
 HistoryPoint MakeHistoryPoint(const ProbeResult& result, const std::optional<double>& baseline,
                               std::shared_ptr<const std::string> boot_id) {
   HistoryPoint p;

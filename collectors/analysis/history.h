@@ -65,6 +65,13 @@ std::vector<std::size_t> EvenlySpacedIndices(std::size_t n, std::size_t max);
 HistoryPoint MakeHistoryPoint(const ProbeResult& result, const std::optional<double>& baseline,
                               std::shared_ptr<const std::string> boot_id);
 
+// Where each of `points` (oldest first) sits on a time axis that survives wall-clock steps both
+// ways (no RTC battery, NTP stepping the clock): the first at its wall time, each next one after
+// the previous by the uptime between them when both are of the same boot (/proc/uptime runs on
+// CLOCK_BOOTTIME, which no clock step moves), else by their wall-clock difference when it is
+// positive, else 0. Never decreasing: charts place points by it and label it with wall time.
+std::vector<double> MonotonicTimes(const std::deque<HistoryPoint>& points);
+
 // The last runs of one probe, oldest first: an immutable ring that successive probe states
 // share (collectors/analysis/probe_states.h keeps one in every published ProbeState). Points
 // live in chunks of kHistoryChunk; Append returns a new ring that shares every full chunk with

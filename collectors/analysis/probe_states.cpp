@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/common/state_health.h"
+
 namespace iodrift::analysis {
 
 using namespace probes;  // NOLINT: reads what the probes measured
@@ -85,8 +87,21 @@ void ProbeStates::EnablePersistence(const std::filesystem::path& state_dir,
     state_ = std::move(loaded.state);
     persist_ = true;
     state_dir_ = state_dir;
+    boot_id_for_load_ = *boot_id;
+    boot_time_for_load_ = boot_time_seconds.value_or(0);
     min_save_interval_ = min_save_interval;
     dirty_ = true;
+    if (loaded.deferred) {
+      load_deferred_ = true;
+      spdlog::warn(
+          "baselines: cannot read {} now ({}); it is left in place and not saved over; "
+          "keeping baselines in memory and loading it again every {} s",
+          (state_dir / kBaselineFileName).string(), loaded.deferred->message,
+          std::chrono::duration_cast<std::chrono::seconds>(min_save_interval).count());
+      StateHealth::Process().SaveFailed(
+          "baselines", "not saved: the state file could not be read: " + loaded.deferred->message);
+      last_save_ = std::chrono::steady_clock::now();
+    }
     // Baselines of probes no longer configured are not carried on.
     for (auto it = state_.probes.begin(); it != state_.probes.end();) {
       it = slots_.empty() || slots_.count(it->first) ? std::next(it) : state_.probes.erase(it);
@@ -110,10 +125,46 @@ void ProbeStates::EnablePersistence(const std::filesystem::path& state_dir,
 
 void ProbeStates::Flush() { MaybeSave(true); }
 
-void ProbeStates::MaybeSave(bool force) {
-  std::string text;
-  std::uint64_t seq = 0;
+bool ProbeStates::LoadDeferred() {
   std::filesystem::path dir;
+  std::string boot_id;
+  std::uint64_t boot_time = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!load_deferred_) return true;
+    dir = state_dir_;
+    boot_id = boot_id_for_load_;
+    boot_time = boot_time_for_load_;
+  }
+  LoadedBaselines loaded = LoadBaselines(dir, boot_id, boot_time, 1);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (loaded.deferred) {
+    StateHealth::Process().SaveFailed(
+        "baselines", "not saved: the state file could not be read: " + loaded.deferred->message);
+    return false;
+  }
+  // What the file holds wins for every probe whose baseline has not formed here meanwhile.
+  for (auto& [name, pb] : loaded.state.probes) {
+    auto slot = slots_.find(name);
+    if (slot == slots_.end()) continue;
+    auto here = state_.probes.find(name);
+    if (here != state_.probes.end() && here->second.baseline) continue;
+    state_.probes[name] = pb;
+    auto next = std::make_shared<ProbeState>(*slot->second.state);
+    Show(pb, *next);
+    slot->second.state = std::move(next);
+  }
+  state_.history = std::move(loaded.state.history);
+  load_deferred_ = false;
+  dirty_ = true;
+  PublishLocked();
+  spdlog::info("baselines: loaded {} after all: probes={} past_boots={}",
+               (dir / kBaselineFileName).string(), loaded.state.probes.size(),
+               state_.history.size());
+  return true;
+}
+
+void ProbeStates::MaybeSave(bool force) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!persist_ || !dirty_) return;
@@ -122,6 +173,20 @@ void ProbeStates::MaybeSave(bool force) {
         now - last_save_ < min_save_interval_) {
       return;
     }
+    if (load_deferred_) last_save_ = now;
+  }
+  // A state file that could not be read is never saved over: it is loaded first.
+  {
+    std::lock_guard<std::mutex> save_lock(save_mu_);
+    if (!LoadDeferred()) return;
+  }
+  std::string text;
+  std::uint64_t seq = 0;
+  std::filesystem::path dir;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!persist_ || !dirty_) return;
+    const auto now = std::chrono::steady_clock::now();
     // Never a file larger than LoadBaselines reads back (it would be set aside at the next
     // start): the oldest history goes first.
     text = SerializeBaselineState(state_);
@@ -141,6 +206,7 @@ void ProbeStates::MaybeSave(bool force) {
   if (seq <= written_seq_) return;  // a newer state was written meanwhile
   auto written = WriteFileAtomically(dir, kBaselineFileName, text);
   if (!written) {
+    StateHealth::Process().SaveFailed("baselines", written.error().message);
     if (!save_failing_) {
       spdlog::warn("baselines: cannot save: {}; keeping baselines in memory (retrying quietly)",
                    written.error().message);
@@ -150,6 +216,7 @@ void ProbeStates::MaybeSave(bool force) {
     dirty_ = true;  // retried after the next interval
     return;
   }
+  StateHealth::Process().Saved("baselines");
   if (save_failing_) {
     spdlog::info("baselines: saved again to {}", (dir / kBaselineFileName).string());
     save_failing_ = false;

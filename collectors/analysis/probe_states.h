@@ -24,7 +24,12 @@
 //
 // Persistence (EnablePersistence): baselines are loaded from `<state_dir>/baselines` for this
 // boot and saved after a change, at most once per `min_save_interval` (Flush() at shutdown).
-// An unwritable state dir keeps everything in memory with one warning.
+// A load deferred by a transient error (baseline_store.h) is tried again in place of each save,
+// and nothing is saved over the file until it loads: then its baselines fill every probe whose
+// baseline did not form meanwhile.
+// An unwritable state dir keeps everything in memory with one warning; every failed save is
+// reported to StateHealth::Process() (iodrift_state_writable, the status page's banner, the
+// systemd status line) until a save succeeds again.
 //
 // Thread-safety: every method may be called from any thread. Saves run outside the lock that
 // Snapshot() takes, so a slow fsync never blocks a scrape.
@@ -162,6 +167,9 @@ class ProbeStates {
   };
   void PublishLocked();
   void MaybeSave(bool force);
+  // Loads a state file whose first load was deferred (LoadedBaselines::deferred); true when
+  // there is none (any more), false while it still cannot be read.
+  bool LoadDeferred();
 
   const std::size_t baseline_runs_;
   mutable std::mutex mu_;
@@ -179,6 +187,9 @@ class ProbeStates {
   std::filesystem::path state_dir_;
   std::chrono::steady_clock::duration min_save_interval_{};
   std::chrono::steady_clock::time_point last_save_{};
+  bool load_deferred_ = false;  // the state file exists but could not be read yet
+  std::string boot_id_for_load_;
+  std::uint64_t boot_time_for_load_ = 0;
   bool dirty_ = false;
   std::uint64_t save_seq_ = 0;
   std::mutex save_mu_;             // taken without mu_ held

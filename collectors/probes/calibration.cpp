@@ -6,8 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "collectors/common/file_util.h"
+#include "collectors/common/state_health.h"
 #include "collectors/common/text.h"
 
 namespace iodrift::probes {
@@ -18,6 +24,31 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 std::string Serialize(const ProbeSpec& spec, std::uint64_t bytes) {
   return "version 1\nkind " + std::string(ProbeKindName(spec.kind)) + "\ntarget " + spec.target +
          "\nbytes " + std::to_string(bytes) + "\n";
+}
+
+// Budgets calibrated by this process that could not be saved, by (state dir, probe name).
+struct Unsaved {
+  ProbeSpec spec;  // name, kind and target are what the file is keyed by
+  std::uint64_t bytes = 0;
+};
+std::mutex unsaved_mu;
+std::map<std::pair<std::string, std::string>, Unsaved>& UnsavedBudgets() {
+  static std::map<std::pair<std::string, std::string>, Unsaved> budgets;
+  return budgets;
+}
+
+std::string Writer(const ProbeSpec& spec) { return "calibration/" + spec.name; }
+
+std::optional<std::uint64_t> UnsavedBudget(const std::filesystem::path& state_dir,
+                                           const ProbeSpec& spec) {
+  std::lock_guard<std::mutex> lock(unsaved_mu);
+  const auto& budgets = UnsavedBudgets();
+  auto it = budgets.find({state_dir.string(), spec.name});
+  if (it == budgets.end() || it->second.spec.kind != spec.kind ||
+      it->second.spec.target != spec.target) {
+    return std::nullopt;
+  }
+  return it->second.bytes;
 }
 
 }  // namespace
@@ -94,6 +125,8 @@ SequentialBudget ResolveBudget(const ProbeSpec& spec, const std::filesystem::pat
     b.read_limit = spec.size;
   } else if (auto stored = LoadCalibration(state_dir, spec)) {
     b.read_limit = *stored;
+  } else if (auto unsaved = UnsavedBudget(state_dir, spec)) {
+    b.read_limit = *unsaved;
   } else {
     b.read_limit = kMaxCalibrationBytes;
     b.calibrating = true;
@@ -106,12 +139,46 @@ void FinishCalibration(const ProbeSpec& spec, const std::filesystem::path& state
   const std::uint64_t budget = CalibratedBudget(bytes_read, stopped_by_time_budget);
   result.extra["calibrated"] = 1;
   result.extra["budget_bytes"] = static_cast<double>(budget);
-  if (!SaveCalibration(state_dir, spec, budget)) {
-    if (std::find(result.suspect.begin(), result.suspect.end(), "calibration_not_saved") ==
-        result.suspect.end()) {
-      result.suspect.push_back("calibration_not_saved");
-    }
+  auto saved = SaveCalibration(state_dir, spec, budget);
+  std::lock_guard<std::mutex> lock(unsaved_mu);
+  auto& budgets = UnsavedBudgets();
+  const std::pair<std::string, std::string> key{state_dir.string(), spec.name};
+  if (saved) {
+    budgets.erase(key);
+    StateHealth::Process().Saved(Writer(spec));
+    return;
   }
+  StateHealth::Process().SaveFailed(Writer(spec), saved.error().message);
+  const bool first = budgets.count(key) == 0;
+  budgets[key] = Unsaved{spec, budget};
+  if (first) {
+    spdlog::warn(
+        "probe={} calibration: cannot save {} bytes: {}; keeping the budget in memory for this "
+        "process (the state dir signals it: iodrift_state_writable 0; retried after every run)",
+        spec.name, budget, saved.error().message);
+  }
+}
+
+void RetryUnsavedCalibrations() {
+  std::lock_guard<std::mutex> lock(unsaved_mu);
+  auto& budgets = UnsavedBudgets();
+  for (auto it = budgets.begin(); it != budgets.end();) {
+    const auto& [dir, name] = it->first;
+    if (auto saved = SaveCalibration(dir, it->second.spec, it->second.bytes); !saved) {
+      StateHealth::Process().SaveFailed(Writer(it->second.spec), saved.error().message);
+      ++it;
+      continue;
+    }
+    spdlog::info("probe={} calibration: saved again to {}", name,
+                 CalibrationPath(dir, name).string());
+    StateHealth::Process().Saved(Writer(it->second.spec));
+    it = budgets.erase(it);
+  }
+}
+
+void ForgetUnsavedCalibrations() {
+  std::lock_guard<std::mutex> lock(unsaved_mu);
+  UnsavedBudgets().clear();
 }
 
 }  // namespace iodrift::probes

@@ -15,6 +15,12 @@
 // A file whose kind or target differs from the probe's (the probe was re-pointed) is ignored
 // and replaced at the next calibration. Writes are atomic (temporary file + rename).
 //
+// A budget that cannot be saved (a read-only or full state dir) is kept in memory for the life
+// of the process, so later runs read the same region and a baseline still forms; the failure
+// is warned once per probe, reported to StateHealth::Process() ("calibration/<probe>", which
+// makes iodrift_state_writable 0) and the save retried after every run
+// (RetryUnsavedCalibrations) until it succeeds.
+//
 // Thread-safety: reentrant; concurrent saves for the same probe name race benignly (last wins).
 #pragma once
 
@@ -52,7 +58,8 @@ Expected<void> SaveCalibration(const std::filesystem::path& state_dir, const Pro
                                std::uint64_t bytes);
 
 // The byte budget of one sequential run: spec.size when set, else the stored calibration, else
-// a calibration run (read up to kMaxCalibrationBytes within the time budget).
+// the budget this process calibrated but could not save, else a calibration run (read up to
+// kMaxCalibrationBytes within the time budget).
 struct SequentialBudget {
   std::uint64_t read_limit = 0;  // bytes this run may read
   bool calibrating = false;
@@ -60,9 +67,15 @@ struct SequentialBudget {
 SequentialBudget ResolveBudget(const ProbeSpec& spec, const std::filesystem::path& state_dir);
 
 // After a calibrating run that read `bytes_read`: stores CalibratedBudget(bytes_read) and notes
-// it in result.extra (calibrated = 1, budget_bytes); a failed save adds suspect
-// `calibration_not_saved` (the next run calibrates again).
+// it in result.extra (calibrated = 1, budget_bytes); a failed save keeps the budget in memory
+// (see the top of this file) and leaves the result as it is.
 void FinishCalibration(const ProbeSpec& spec, const std::filesystem::path& state_dir,
                        std::uint64_t bytes_read, bool stopped_by_time_budget, ProbeResult& result);
+
+// Saves every budget kept in memory only; those saved are dropped from memory. Cheap when there
+// are none (the daemon calls it after every recorded run).
+void RetryUnsavedCalibrations();
+// Drops every budget kept in memory only (tests).
+void ForgetUnsavedCalibrations();
 
 }  // namespace iodrift::probes

@@ -3,15 +3,19 @@
 // a write cut short by kill -9, a state dir that cannot be written).
 #include "collectors/analysis/baseline_store.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "collectors/analysis/probe_states.h"
+#include "collectors/common/state_health.h"
 #include "tests/analysis/states_test_util.h"
 #include "tests/probes/probe_test_util.h"
 
@@ -321,6 +325,36 @@ TEST_F(PersistentStore, ManyStartsWithABadFileKeepAtMostThreeSetAsideCopies) {
   EXPECT_TRUE(ParseBaselineState(Slurp(File())));
 }
 
+// Copies made while the clock was 30 days ahead or behind (no RTC battery, NTP not synced yet)
+// carry "future" and "past" times in their names: the order is their sequence number, so the
+// file just set aside is kept (its name says it was set aside: it must exist) and the oldest go.
+TEST_F(PersistentStore, SetAsideCopiesArePrunedBySequenceNeverByTheClockInTheirNames) {
+  const auto now = static_cast<std::uint64_t>(std::time(nullptr));
+  const std::uint64_t future = now + 30 * 86400, past = now - 30 * 86400;
+  const std::string legacy_future = "baselines.corrupt-" + std::to_string(future);
+  const std::string s1 = "baselines.corrupt-s1-" + std::to_string(future);
+  const std::string s2 = "baselines.unreadable-s2-" + std::to_string(past);
+  const std::string s3 = "baselines.corrupt-s3-" + std::to_string(future);
+  for (const auto& name : {legacy_future, s1, s2, s3}) Put(dir_.path() / name, name + "\n");
+  Put(File(), "garbage newest\n");
+  auto store = Open("boot-a");
+  auto aside = SetAsideFiles(dir_.path());
+  std::sort(aside.begin(), aside.end());
+  ASSERT_EQ(aside.size(), 3u) << ::testing::PrintToString(aside);
+  EXPECT_EQ(aside[0], s3);
+  EXPECT_EQ(aside[1].rfind("baselines.corrupt-s4-", 0), 0u) << aside[1];
+  EXPECT_EQ(Slurp(dir_.path() / aside[1]), "garbage newest\n");
+  EXPECT_EQ(aside[2], s2);
+  // Again, with only numbered copies left: s5 joins, s2 (the oldest) goes.
+  Put(File(), "garbage 5\n");
+  store = Open("boot-a");
+  aside = SetAsideFiles(dir_.path());
+  std::sort(aside.begin(), aside.end());
+  ASSERT_EQ(aside.size(), 3u);
+  EXPECT_EQ(aside[0], s3);
+  EXPECT_EQ(aside[2].rfind("baselines.corrupt-s5-", 0), 0u) << aside[2];
+}
+
 // A probe whose file lines are as long as a config allows: a 64-character name and a 4095-byte
 // target of bytes that are percent-encoded (3 bytes each in the file).
 ProbeResult LongResult(int index, double throughput) {
@@ -471,6 +505,94 @@ TEST_F(PersistentStore, AnUnwritableStateDirKeepsBaselinesInMemory) {
   store.Flush();
   EXPECT_EQ(store.Get("disk buffered")->baseline, 100);
   EXPECT_EQ(Slurp(not_a_dir), "x");
+}
+
+// Every failed save is a health signal (iodrift_state_writable 0, the banner, the status line)
+// for as long as saves fail; the first save that succeeds clears it.
+TEST_F(PersistentStore, AnUnwritableStateDirIsReportedUntilASaveSucceeds) {
+  const auto state_dir = dir_.path() / "state";
+  Put(state_dir, "x");  // a regular file where the directory should be: fails for root too
+  ProbeStates store;
+  store.EnablePersistence(state_dir, std::string("boot-a"), 1, 0s);
+  for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(store, Result(100));
+  const StateHealthView failing = StateHealth::Process().View();
+  EXPECT_FALSE(failing.writable);
+  EXPECT_EQ(failing.failing_writer, "baselines");
+  EXPECT_GE(failing.save_errors_total, 2u);  // every attempt counts, not only the first
+  std::filesystem::remove(state_dir);
+  std::filesystem::create_directories(state_dir);
+  store.Flush();
+  EXPECT_TRUE(StateHealth::Process().View().writable);
+  EXPECT_TRUE(ParseBaselineState(Slurp(state_dir / kBaselineFileName)));
+}
+
+// Takes every free fd but `spare` under a lowered RLIMIT_NOFILE: the opens after those fail
+// with EMFILE, as in a unit restarted under a low LimitNOFILE=. Restored on destruction.
+class FdExhaustion {
+ public:
+  explicit FdExhaustion(int spare) {
+    getrlimit(RLIMIT_NOFILE, &old_);
+    int highest = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      highest = std::max(highest, std::stoi(e.path().filename().string()));
+    }
+    rlimit low = old_;
+    low.rlim_cur = static_cast<rlim_t>(highest + 16);
+    setrlimit(RLIMIT_NOFILE, &low);
+    for (int fd; (fd = dup(0)) >= 0;) held_.push_back(fd);
+    for (int i = 0; i < spare && !held_.empty(); ++i) {
+      close(held_.back());
+      held_.pop_back();
+    }
+  }
+  ~FdExhaustion() {
+    for (int fd : held_) close(fd);
+    setrlimit(RLIMIT_NOFILE, &old_);
+  }
+
+ private:
+  rlimit old_{};
+  std::vector<int> held_;
+};
+
+// EMFILE while opening the state file says nothing about the file: it is never set aside nor
+// saved over; once fds are back it loads (baselines of the earlier run carry on) and the next
+// start loads it too.
+TEST_F(PersistentStore, ATransientOpenErrorNeverSetsAValidFileAside) {
+  {
+    auto store = Open("boot-a");
+    for (int i = 0; i < 5; ++i) probes::testing::DefineAndRecord(*store, Result(100));
+  }
+  const std::string good = Slurp(File());
+  std::unique_ptr<ProbeStates> store;
+  {
+    FdExhaustion exhausted(1);  // the directory opens, the file does not
+    const LoadedBaselines loaded = LoadBaselines(dir_.path(), "boot-a", 1764685000, 2);
+    ASSERT_TRUE(loaded.deferred);
+    EXPECT_EQ(loaded.deferred->code, EMFILE);
+    EXPECT_FALSE(loaded.set_aside);
+    store = Open("boot-a");
+    EXPECT_FALSE(store->Baselines().probes.count("disk buffered"));
+    EXPECT_FALSE(StateHealth::Process().View().writable);
+    store->Flush();  // still out of fds: nothing written over the file
+  }
+  EXPECT_TRUE(SetAsideFiles(dir_.path()).empty());
+  EXPECT_EQ(Slurp(File()), good);
+  probes::testing::DefineAndRecord(*store, Result(50));  // the load is retried before the save
+  EXPECT_EQ(store->Get("disk buffered")->baseline, 100);
+  store->Flush();
+  EXPECT_TRUE(StateHealth::Process().View().writable);
+  store.reset();
+  EXPECT_EQ(Open("boot-a")->Baselines().probes.at("disk buffered").baseline, 100);
+  EXPECT_TRUE(SetAsideFiles(dir_.path()).empty());
+}
+
+TEST(LoadBaselines, OnlyErrorsOfTheFileItselfSetItAside) {
+  for (int code : {EINVAL, ELOOP, EFBIG, EACCES, EPERM}) EXPECT_TRUE(IsFaultOfTheFile(code));
+  for (int code : {EMFILE, ENFILE, EINTR, ENOMEM, EAGAIN, EIO, ENOBUFS}) {
+    EXPECT_FALSE(IsFaultOfTheFile(code)) << code;
+  }
+  for (int code : {EMFILE, ENFILE, EINTR, ENOMEM, EAGAIN}) EXPECT_TRUE(IsTransientError(code));
 }
 
 TEST_F(PersistentStore, SavesAtMostOncePerIntervalButFlushWritesEverything) {

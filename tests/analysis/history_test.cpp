@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <optional>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +27,33 @@ ProbeResult RandomOk(double t, double ops) {
 }
 
 std::size_t F(DriftFeature f) { return static_cast<std::size_t>(f); }
+
+HistoryPoint At(double wall, std::optional<double> uptime, const char* boot = "b1") {
+  HistoryPoint p;
+  p.time_seconds = wall;
+  p.uptime_seconds = uptime;
+  p.boot_id = std::make_shared<const std::string>(boot);
+  return p;
+}
+
+// A clock stepped back 30 days, then forward 60, within one boot: the points stay in order and
+// as far apart as the uptime between them. Across a boot the wall difference counts when it is
+// positive, else nothing (never backwards); without uptimes, the same.
+TEST(MonotonicTimes, FollowsUptimeAcrossClockStepsAndNeverGoesBack) {
+  const double month = 30 * 86400.0;
+  std::deque<HistoryPoint> pts = {At(1e9, 100),
+                                  At(1e9 + 60, 160),
+                                  At(1e9 + 120 - month, 220),       // stepped back
+                                  At(1e9 + 180 + month, 280),       // stepped forward
+                                  At(1e9 + 500 + month, 10, "b2"),  // a reboot, 320 s later
+                                  At(1e9 + 400 + month, std::nullopt, "b2"),  // back, no uptime
+                                  At(1e9 + 460 + month, std::nullopt, "b2")};
+  const auto t = MonotonicTimes(pts);
+  ASSERT_EQ(t.size(), pts.size());
+  EXPECT_EQ(t, (std::vector<double>{1e9, 1e9 + 60, 1e9 + 120, 1e9 + 180, 1e9 + 500, 1e9 + 500,
+                                    1e9 + 560}));
+  EXPECT_TRUE(MonotonicTimes({}).empty());
+}
 
 TEST(MakeHistoryPoint, CarriesFigureBaselineRatioAndTheContextOfTheRun) {
   auto boot = std::make_shared<const std::string>("b1");

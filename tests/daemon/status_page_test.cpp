@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "tests/daemon/svg_coords.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -157,6 +158,17 @@ TEST(RenderStatusPage, NoProbesAtAllIsStillAPage) {
   EXPECT_NE(page.find("</html>"), std::string::npos);
 }
 
+TEST(RenderStatusPage, AnUnwritableStateDirIsABannerAboveEverything) {
+  EXPECT_EQ(RenderStatusPage(Input()).find("state-problem"), std::string::npos);
+  StatusPageInput in = Input();
+  in.state_problem = "state dir not writable (baselines: <Read-only> file system)";
+  const std::string page = RenderStatusPage(in);
+  const auto banner = page.find("<p class=\"banner err\" id=\"state-problem\" role=\"alert\">");
+  ASSERT_NE(banner, std::string::npos);
+  EXPECT_LT(banner, page.find("<h2>Probes</h2>"));
+  EXPECT_NE(page.find("(baselines: &lt;Read-only&gt; file system)", banner), std::string::npos);
+}
+
 TEST(RenderStatusPage, LinksToMetricsAndTheJsonApiAndLoadsNothingFromOutside) {
   const std::string page = RenderStatusPage(Input());
   EXPECT_NE(page.find("<a href=\"/metrics\">"), std::string::npos);
@@ -279,6 +291,37 @@ TEST(RenderStatusPage, MarksABootBoundaryWhereTheBootIdChanges) {
   EXPECT_EQ(Count(page, "<g class=\"boot\">"), 4u);  // on every chart of the probe
   pp.histories = {History("c", probes::ProbeKind::kCached, "/dev/vdb", 4)};
   EXPECT_EQ(Count(RenderStatusPage(With(in, pp)), "<g class=\"boot\">"), 0u);
+}
+
+// The wall clock stepped back 30 days after the 4th run (NTP correcting a machine without an
+// RTC battery), then forward 60 days after the 7th: the runs are still drawn in their order,
+// evenly by the uptime between them, every mark inside the 640-wide chart, and the ticks still
+// name wall-clock times of the runs.
+TEST(RenderStatusPage, ChartsSurviveClockStepsBothWays) {
+  StatusPageInput in = Input();
+  PageProbes pp;
+  pp.specs = {Spec("c", probes::ProbeKind::kCached, "/dev/vdb")};
+  analysis::ProbeHistory h = History("c", probes::ProbeKind::kCached, "/dev/vdb", 10);
+  const double month = 30 * 86400.0;
+  for (std::size_t i = 4; i < 10; ++i) h.points[i].time_seconds -= month;
+  for (std::size_t i = 7; i < 10; ++i) h.points[i].time_seconds += 2 * month;
+  h.points[5].outcome = probes::Outcome::kError;  // a failure mark after the step
+  h.points[5].figure.reset();
+  h.points[5].ratio.reset();
+  pp.histories = {h};
+  const std::string page = RenderStatusPage(With(in, pp));
+  for (const char* chart : {"figure", "ratio", "memory", "pressure"}) {
+    const std::string svg = Svg(page, std::string("probe-c-") + chart);
+    ASSERT_FALSE(svg.empty()) << chart;
+    for (double x : testing::SvgXCoordinates(svg)) {
+      EXPECT_GE(x, 0) << chart;
+      EXPECT_LE(x, 640) << chart;
+    }
+  }
+  const auto cx = testing::SvgSeriesCx(Svg(page, "probe-c-memory"), "mem_free");
+  ASSERT_EQ(cx.size(), 10u);
+  for (std::size_t i = 1; i < cx.size(); ++i) EXPECT_GT(cx[i], cx[i - 1]) << i;
+  EXPECT_NEAR(cx[1] - cx[0], cx[9] - cx[8], 0.2);  // one minute apart, before and after
 }
 
 TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/daemon/svg_coords.h"
+
 namespace iodrift::daemon {
 namespace {
 
@@ -30,6 +32,26 @@ Chart Lines(std::size_t n) {
   }
   c.series = {s};
   return c;
+}
+
+// Points, failures and boots outside [x_min, x_max] (a clock stepped back by 30 days, or
+// forward) are drawn at the nearer edge: every x stays within the 640-unit-wide chart.
+TEST(SvgChart, EveryMarkStaysInsideTheChartWhateverItsX) {
+  Chart c = Lines(4);
+  const double month = 30 * 86400.0;
+  c.series[0].points.push_back({-month, 3, 4, "a month before x_min"});
+  c.series[0].points.push_back({month, 2, 5, "a month after x_max"});
+  c.series[0].points.push_back({std::nan(""), 1, 6, "no x"});
+  c.failures = {{-month, "failed long before"}, {month, "failed long after"}};
+  c.boots = {-month, month};
+  const std::string svg = RenderChart(c);
+  const auto xs = testing::SvgXCoordinates(svg);
+  ASSERT_GT(xs.size(), 20u);
+  for (double x : xs) {
+    EXPECT_GE(x, 0) << svg;
+    EXPECT_LE(x, 640) << svg;
+  }
+  EXPECT_EQ(Count(svg, "<circle class=\"pt\""), 7u);
 }
 
 TEST(SvgChart, RendersOneCircleWithItsIndexPerPoint) {

@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/common/state_health.h"
+
 namespace iodrift::daemon {
 namespace {
 
@@ -254,6 +256,18 @@ TEST(ProbeStatusText, UsesTheLatestRunAndCountsFailures) {
   EXPECT_EQ(ProbeStatusText(states, 1018), "4 probes, last run 12 s ago, 2 failing");
   analysis::ProbeSnapshot never = {states.back(), states.back()};
   EXPECT_EQ(ProbeStatusText(never, 1018), "2 probes, no run yet, 0 failing");
+}
+
+TEST(ProbeStatusText, PutsAnUnwritableStateDirFirst) {
+  analysis::ProbeSnapshot none;
+  StateHealthView view;
+  EXPECT_EQ(ProbeStatusText(none, 1018, StateProblemText(view)), "0 probes, no run yet, 0 failing");
+  view.writable = false;
+  view.failing_writer = "baselines";
+  view.last_error = "Read-only file system";
+  EXPECT_EQ(ProbeStatusText(none, 1018, StateProblemText(view)),
+            "state dir not writable (baselines: Read-only file system); baselines and "
+            "calibration kept in memory only; 0 probes, no run yet, 0 failing");
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 #include "collectors/probes/probe.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "collectors/common/state_health.h"
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/context.h"
 #include "collectors/probes/io_util.h"
@@ -113,6 +116,47 @@ TEST(Calibration, RoundTripsAndIgnoresAFileMadeForAnotherTargetOrKind) {
   struct stat st {};
   ASSERT_EQ(stat((dir.path() / "calibration").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// A state dir that takes no writes (here: its path runs through a regular file, ENOTDIR even
+// for root): the calibrated budget is kept in memory, the next run reads it instead of
+// calibrating again, the run is not marked suspect (it may count toward the baseline), the
+// state is reported unwritable — and once the dir exists, the retry saves it and clears that.
+TEST(Calibration, AnUnsavedBudgetIsKeptInMemoryAndSavedOnceTheStateDirIsWritable) {
+  testing::TempDir dir;
+  ForgetUnsavedCalibrations();
+  const auto blocker = dir.path() / "blocker";
+  { std::ofstream(blocker) << "x"; }
+  const auto state_dir = blocker / "state";
+  auto spec = testing::MakeSpec("auto-sized", probes::ProbeKind::kBuffered, "/dev/sdz", 0);
+  const auto first = ResolveBudget(spec, state_dir);
+  ASSERT_TRUE(first.calibrating);
+  ProbeResult result;
+  FinishCalibration(spec, state_dir, 50ull << 20, true, result);
+  EXPECT_TRUE(result.suspect.empty()) << result.suspect.front();
+  EXPECT_EQ(result.extra["budget_bytes"], 40.0 * (1 << 20));
+  EXPECT_FALSE(StateHealth::Process().View().writable);
+  EXPECT_NE(StateProblemText(StateHealth::Process().View()).find("calibration/auto-sized"),
+            std::string::npos);
+
+  const auto next = ResolveBudget(spec, state_dir);
+  EXPECT_FALSE(next.calibrating);
+  EXPECT_EQ(next.read_limit, 40ull << 20);
+  auto moved = spec;  // a budget is never used for another target
+  moved.target = "/dev/sdy";
+  EXPECT_TRUE(ResolveBudget(moved, state_dir).calibrating);
+
+  RetryUnsavedCalibrations();  // still not writable: still in memory
+  EXPECT_FALSE(ResolveBudget(spec, state_dir).calibrating);
+  EXPECT_FALSE(StateHealth::Process().View().writable);
+
+  std::filesystem::remove(blocker);
+  std::filesystem::create_directories(state_dir);
+  RetryUnsavedCalibrations();
+  EXPECT_EQ(LoadCalibration(state_dir, spec), std::optional<std::uint64_t>(40ull << 20));
+  EXPECT_TRUE(StateHealth::Process().View().writable);
+  ForgetUnsavedCalibrations();
+  EXPECT_EQ(ResolveBudget(spec, state_dir).read_limit, 40ull << 20);  // from the file now
 }
 
 TEST(ParseMountinfo, ReadsDeviceFstypeSourceAndDecodesEscapes) {
