@@ -331,8 +331,10 @@ Verdict DecideVerdict(const VerdictInput& in) {
     // What is missing when block I/O wait is unknown.
     const std::string no_blkio =
         std::isfinite(At(in.now, DriftFeature::kBlkioDelayRatio))
-            ? "the baseline has no block I/O wait figure (formed without delay accounting)"
-            : "block I/O wait unknown (delay accounting off: set kernel.task_delayacct=1)";
+            ? "the baseline has no block I/O wait figure (formed without delay accounting, or "
+              "its figures were longer than the runs)"
+            : "block I/O wait unknown (delay accounting off: set kernel.task_delayacct=1; or "
+              "the figure was longer than the run)";
     Cause cause;
     const Evidence* evidence = &blkio;
     std::string note;

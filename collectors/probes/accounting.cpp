@@ -369,12 +369,22 @@ ThreadUsage UsageBetween(const ThreadSample& b, const ThreadSample& e, double ti
     u.on_cpu_seconds = static_cast<double>(e.sched->on_cpu_ns - b.sched->on_cpu_ns) / 1e9;
     u.runqueue_seconds = static_cast<double>(e.sched->runqueue_ns - b.sched->runqueue_ns) / 1e9;
   }
-  u.blkio_seconds = NsToSeconds(b.delays.blkio_ns, e.delays.blkio_ns);
-  u.swapin_seconds = NsToSeconds(b.delays.swapin_ns, e.delays.swapin_ns);
-  u.reclaim_seconds = NsToSeconds(b.delays.reclaim_ns, e.delays.reclaim_ns);
-  u.thrashing_seconds = NsToSeconds(b.delays.thrashing_ns, e.delays.thrashing_ns);
-  u.compaction_seconds = NsToSeconds(b.delays.compaction_ns, e.delays.compaction_ns);
-  u.irq_seconds = NsToSeconds(b.delays.irq_ns, e.delays.irq_ns);
+  // Each reader samples itself, never inside a wait: the time it waited between its two samples
+  // cannot exceed the span between them. A delay total that grew by more is not a measurement
+  // (seen on a VM: block I/O wait 80x the run's wall time, run after run) and is unknown.
+  const double most = u.accounted_seconds * (1 + kDelaySlackShare) + kDelaySlackSeconds;
+  auto delay = [most](const std::optional<std::uint64_t>& from,
+                      const std::optional<std::uint64_t>& to) -> std::optional<double> {
+    const auto s = NsToSeconds(from, to);
+    if (s && *s > most) return std::nullopt;
+    return s;
+  };
+  u.blkio_seconds = delay(b.delays.blkio_ns, e.delays.blkio_ns);
+  u.swapin_seconds = delay(b.delays.swapin_ns, e.delays.swapin_ns);
+  u.reclaim_seconds = delay(b.delays.reclaim_ns, e.delays.reclaim_ns);
+  u.thrashing_seconds = delay(b.delays.thrashing_ns, e.delays.thrashing_ns);
+  u.compaction_seconds = delay(b.delays.compaction_ns, e.delays.compaction_ns);
+  u.irq_seconds = delay(b.delays.irq_ns, e.delays.irq_ns);
   if (b.read_bytes && e.read_bytes && *e.read_bytes >= *b.read_bytes)
     u.read_bytes = *e.read_bytes - *b.read_bytes;
   return u;

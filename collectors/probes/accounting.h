@@ -164,6 +164,11 @@ struct ThreadUsage {
   std::optional<double> irq_seconds;
   std::optional<std::uint64_t> read_bytes;
 };
+// A delay figure (block I/O, swap-in, reclaim, thrashing, compaction, IRQ) larger than the span
+// between the reader's samples, by more than the clocks' and /proc/PID/stat's tick rounding
+// (delayacct_blkio_ticks: one clock tick, 10 ms at USER_HZ 100), is unknown.
+inline constexpr double kDelaySlackShare = 0.02;
+inline constexpr double kDelaySlackSeconds = 0.011;
 ThreadUsage UsageBetween(const ThreadSample& begin, const ThreadSample& end, double timed_seconds);
 
 // System-wide and cgroup counters at one instant.

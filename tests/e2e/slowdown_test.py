@@ -114,6 +114,13 @@ def check_verdicts(bus, expected, undetermined_ok=False):
         return None if waiting else doc
     doc = wait_for("a verdict on a slowdown that lasted, with a contemporaneous direct twin run",
                    decided, timeout=180, interval=1)
+    text = doc.get("verdict_text", "")
+    if doc["verdict"] == "undetermined" and not undetermined_ok and (
+            "block I/O wait unknown" in text or "no block I/O wait figure" in text):
+        # Delay accounting on, but its figure was not a measurement (longer than the run: a VM's
+        # accounting was seen at 80x the wall time) now or at baseline: iodrift drops it, and
+        # without it the device is named only where the stock-machine evidence suffices.
+        undetermined_ok = True
     if doc["verdict"] == "undetermined" and undetermined_ok:
         # Never a wrong cause; but what this machine's slowdown looks like in the time parts
         # is the machine's (the figures are in the text).

@@ -16,6 +16,7 @@
 
 #include "collectors/probes/readers.h"
 #include "collectors/probes/runner.h"
+#include "collectors/probes/time_parts.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -164,6 +165,33 @@ TEST(Accounting, StepInputSumsTheReadersAndDiffsTheSystem) {
   EXPECT_DOUBLE_EQ(*in.cpu_throttled_seconds, 0.25);
   EXPECT_FALSE(in.page_reported_bytes);
   EXPECT_FALSE(in.psi_io_some_seconds);
+}
+
+// A reader samples itself outside any wait, so what it waited between its samples fits in their
+// span; a delay total that grew by more (block I/O wait 4.75 s over a 58 ms run, as a VM's delay
+// accounting reported run after run) is unknown, never a figure. Growth within the span, or over
+// it by one /proc/PID/stat clock tick of rounding, is kept.
+TEST(Accounting, ADelayLongerThanTheReadersSpanIsUnknown) {
+  ThreadSample b, e;
+  b.mono = 100.0;
+  e.mono = 100.058;
+  auto ns = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
+  b.delays = {ns(1), ns(1), ns(1), ns(1), ns(1), ns(1)};
+  e.delays = {ns(1 + 4.75), ns(1 + 0.03), ns(1 + 0.068), ns(1), ns(1 + 0.2), ns(1 + 0.01)};
+  const ThreadUsage u = UsageBetween(b, e, 0.057);
+  EXPECT_FALSE(u.blkio_seconds);
+  EXPECT_FALSE(u.compaction_seconds);
+  ASSERT_TRUE(u.swapin_seconds);
+  EXPECT_NEAR(*u.swapin_seconds, 0.03, 1e-9);
+  ASSERT_TRUE(u.reclaim_seconds);  // 10 ms over the span: a tick's rounding
+  EXPECT_NEAR(*u.reclaim_seconds, 0.068, 1e-9);
+  ASSERT_TRUE(u.thrashing_seconds);
+  EXPECT_EQ(*u.thrashing_seconds, 0);
+  ASSERT_TRUE(u.irq_seconds);
+  // The step: block I/O wait unknown, so no time part is put on it.
+  SystemSample s;
+  const TimeParts parts = ComputeTimeParts(StepInput({u}, s, s));
+  EXPECT_FALSE(parts.blkio_delay);
 }
 
 // --- Real runs -----------------------------------------------------------------------------
