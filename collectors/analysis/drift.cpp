@@ -41,7 +41,8 @@ constexpr std::array<std::string_view, kDriftFeatureCount> kFeatureNames = {
     "memory_high_events",
     "direct_reclaim_stalls",
     "compaction_stalls",
-    "read_amplification"};
+    "read_amplification",
+    "cgroup_io_stall_ratio"};
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -168,6 +169,7 @@ DriftFeatures ExtractDriftFeatures(const ProbeResult& r) {
       const double readers = r.readers.empty() ? 1.0 : std::max(1u, r.readers.front().readers);
       ratio(DriftFeature::kCpuThrottledRatio, tp->cpu_throttled, readers);
       ratio(DriftFeature::kCgroupMemoryStallRatio, tp->cgroup_memory_stall, readers);
+      ratio(DriftFeature::kCgroupIoStallRatio, tp->cgroup_io_stall, readers);
     }
     if (tp->device_others_share) set(DriftFeature::kDeviceOthersRatio, *tp->device_others_share);
     if (tp->page_reported_bytes) set(DriftFeature::kPageReported, *tp->page_reported_bytes);

@@ -36,6 +36,7 @@
 //   thrashing_delay_ratio   delay accounting: waiting on refaults of recently evicted pages
 //   cpu_throttled_ratio     the daemon's cgroup CPU quota throttling / the step's wall time
 //   cgroup_memory_stall_ratio  the daemon's cgroup memory.pressure "some" / the step's wall time
+//   cgroup_io_stall_ratio   the daemon's cgroup io.pressure "some" / the step's wall time
 // Evidence in other units:
 //   device_others_ratio     share of the device's bytes during the step that were not the
 //                           readers' (time_parts.h device_others_share)
@@ -104,8 +105,9 @@ enum class DriftFeature {
   kDirectReclaimStalls,
   kCompactionStalls,
   kReadAmplification,
+  kCgroupIoStallRatio,
 };
-inline constexpr std::size_t kDriftFeatureCount = 29;
+inline constexpr std::size_t kDriftFeatureCount = 30;
 
 // Results kept per probe for the correlation (the `window` in the metric's HELP).
 inline constexpr std::size_t kDriftWindowSize = 64;

@@ -365,17 +365,21 @@ Verdict DecideVerdict(const VerdictInput& in) {
             "others moved " + Percent(others) +
             " of the device's bytes, and the wait cannot be put on block I/O: " + no_blkio);
       }
-      const double psi_io = At(in.now, DriftFeature::kPsiIo);
+      // The daemon's own cgroup's io stall where it has one (a service's cgroup holds only the
+      // daemon); else the system's, which weighs each CPU by its busy time.
+      const double own_io = At(in.now, DriftFeature::kCgroupIoStallRatio);
+      const bool own = std::isfinite(own_io);
+      const double io = own ? own_io : At(in.now, DriftFeature::kPsiIo);
+      const std::string stall = own ? "the daemon's cgroup io stall" : "the system's io stall";
       const double wait_share = At(in.now, DriftFeature::kWaitRatio);
-      if (!std::isfinite(psi_io)) return no_cause(no_blkio + " and no PSI io");
-      if (psi_io < kIoCover * wait_share) {
-        return no_cause("the system's io stall covers only " +
-                        Percent(wait_share > 0 ? psi_io / wait_share : 0) +
+      if (!std::isfinite(io)) return no_cause(no_blkio + " and no PSI io");
+      if (io < kIoCover * wait_share) {
+        return no_cause(stall + " covers only " + Percent(wait_share > 0 ? io / wait_share : 0) +
                         " of the off-CPU wait: not block I/O alone; " + no_blkio);
       }
       cause = Cause::kDevice;
       evidence = &part;
-      note = no_blkio + ": the wait is taken as block I/O as the system's io stall covers it";
+      note = no_blkio + ": the wait is taken as block I/O as " + stall + " covers it";
     }
     // Not the device when memory waits took part: the block I/O may then be re-reading pages
     // that reclaim took (readahead evicted before use, refaults), which the device did not cause.

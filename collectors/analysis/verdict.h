@@ -45,7 +45,8 @@
 //                       undetermined: the block I/O may be re-reads of pages reclaim took (the
 //                       zoo's memory_high case). Without delay accounting
 //                       (the fallback): device only when others' share <= kOthersQuiet and the
-//                       system's io stall (PSI) covers >= kIoCover of the off-CPU wait, so the
+//                       io stall (PSI: the daemon's cgroup's io.pressure where it has one, else
+//                       the system's) covers >= kIoCover of the off-CPU wait, so the
 //                       wait can be block I/O; else undetermined naming the missing evidence;
 //      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
 //                       added time, and the cgroup's memory stall too, rule them out; without it,
@@ -110,8 +111,11 @@ inline constexpr double kAbsent = 0.2;
 // part. 1.5: above a run's own readahead beyond its last read (1.0-1.19 in the cause zoo's healthy
 // and block-throttled buffered runs, 1.8-2.8 under a memory cgroup's limit).
 inline constexpr double kRereadAmplification = 1.5;
-// Without delay accounting, off-CPU wait counts as block I/O only when the system's PSI io stall
-// share of the run is at least kIoCover x the readers' off-CPU share.
+// Without delay accounting, off-CPU wait counts as block I/O only when the io stall share (PSI
+// "some": the daemon's cgroup's where it has one, else the system's) of the run is at least
+// kIoCover x the readers' off-CPU share. The system's figure is each CPU's stall weighed by its
+// busy time: one reader waiting on a 2-CPU machine whose other CPU is busy shows at half (0.50 of
+// a throttled read's 2.0 s wait, the daemon's cgroup 1.0; docs/reading-drift.md).
 inline constexpr double kIoCover = 0.8;
 
 // The causes a verdict can name (iodrift_probe_verdict{cause}, JSON/D-Bus `cause`). Names are

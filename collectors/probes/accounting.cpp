@@ -451,6 +451,7 @@ TimePartsInput StepInput(const std::vector<ThreadUsage>& readers, const SystemSa
   in.psi_memory_some_seconds = us(Delta(b.psi_memory_some_us, e.psi_memory_some_us));
   in.cpu_throttled_seconds = Delta(b.cpu_throttled_seconds, e.cpu_throttled_seconds);
   in.cgroup_memory_stall_seconds = us(Delta(b.cgroup_memory_some_us, e.cgroup_memory_some_us));
+  in.cgroup_io_stall_seconds = us(Delta(b.cgroup_io_some_us, e.cgroup_io_some_us));
   in.memory_high_events = Delta(b.memory_high_events, e.memory_high_events);
   if (auto kib = Delta(b.page_reported_kib, e.page_reported_kib))
     in.page_reported_bytes = *kib * 1024;
@@ -488,8 +489,8 @@ struct StepAccounting::Reader {
 };
 
 struct StepAccounting::SystemFiles {
-  UniqueFd diskstats, psi_io, psi_memory, cpu_stat, memory_pressure, memory_events, v1_cpu_stat,
-      reported_kib;
+  UniqueFd diskstats, psi_io, psi_memory, cpu_stat, memory_pressure, io_pressure, memory_events,
+      v1_cpu_stat, reported_kib;
 };
 
 namespace {
@@ -546,6 +547,7 @@ StepAccounting::StepAccounting(ProcRoot root, std::filesystem::path sys_root, st
   if (!cgroup.v2.empty()) {
     f.cpu_stat = OpenPath(cgroup.v2 / "cpu.stat");
     f.memory_pressure = OpenPath(cgroup.v2 / "memory.pressure");
+    f.io_pressure = OpenPath(cgroup.v2 / "io.pressure");
     f.memory_events = OpenPath(cgroup.v2 / "memory.events");
   }
   if (!cgroup.v1_cpu.empty()) f.v1_cpu_stat = OpenPath(cgroup.v1_cpu / "cpu.stat");
@@ -570,6 +572,7 @@ SystemSample StepAccounting::SampleSystem() const {
   s.psi_io_some_us = some(PreadFile(f.psi_io));
   s.psi_memory_some_us = some(PreadFile(f.psi_memory));
   s.cgroup_memory_some_us = some(PreadFile(f.memory_pressure));
+  s.cgroup_io_some_us = some(PreadFile(f.io_pressure));
   if (auto t = PreadFile(f.cpu_stat)) s.cpu_throttled_seconds = ParseCpuStatThrottled(*t);
   if (!s.cpu_throttled_seconds) {
     if (auto t = PreadFile(f.v1_cpu_stat)) s.cpu_throttled_seconds = ParseCpuStatThrottled(*t);

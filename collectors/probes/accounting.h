@@ -178,6 +178,7 @@ struct SystemSample {
   std::optional<std::uint64_t> psi_memory_some_us;
   std::optional<double> cpu_throttled_seconds;
   std::optional<std::uint64_t> cgroup_memory_some_us;
+  std::optional<std::uint64_t> cgroup_io_some_us;
   std::optional<std::uint64_t> memory_high_events;
   std::optional<std::uint64_t> page_reported_kib;
 };

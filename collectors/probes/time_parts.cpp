@@ -87,6 +87,7 @@ TimeParts ComputeTimeParts(const TimePartsInput& in) {
   p.irq_delay = non_negative(in.irq_delay_seconds);
   p.cpu_throttled = non_negative(in.cpu_throttled_seconds);
   p.cgroup_memory_stall = non_negative(in.cgroup_memory_stall_seconds);
+  p.cgroup_io_stall = non_negative(in.cgroup_io_stall_seconds);
   p.memory_high_events = non_negative(in.memory_high_events);
   p.page_reported_bytes = non_negative(in.page_reported_bytes);
   p.storage_read_bytes = non_negative(in.own_read_bytes);
@@ -130,6 +131,7 @@ const std::vector<TimePartField>& TimePartFields() {
       {"irq_delay", R::kOverlap, nullptr, &T::irq_delay},
       {"cpu_throttled", R::kOverlap, nullptr, &T::cpu_throttled},
       {"cgroup_memory_stall", R::kOverlap, nullptr, &T::cgroup_memory_stall},
+      {"cgroup_io_stall", R::kOverlap, nullptr, &T::cgroup_io_stall},
       {"device_others_share", R::kShare, nullptr, &T::device_others_share},
       {"page_reported_bytes", R::kBytes, nullptr, &T::page_reported_bytes},
       {"memory_high_events", R::kCount, nullptr, &T::memory_high_events},

@@ -45,6 +45,9 @@
 //                      throttled_usec, v1 throttled_time); whole cgroup, wall time
 //   cgroup_memory_stall  the daemon's cgroup memory.pressure "some" during the step (memory.high
 //                      throttling, reclaim in the cgroup)
+//   cgroup_io_stall    the daemon's cgroup io.pressure "some" during the step: its tasks waiting
+//                      for I/O (the system-wide figure weighs each CPU by its busy time, so a
+//                      lone waiter on a 2-CPU machine whose other CPU is busy shows at half)
 // Evidence that is not seconds (in the same record, never summed):
 //   device_others_share  0..1: share of the bytes the device moved during the step (diskstats
 //                      sectors read + written) that were not the readers' own read_bytes
@@ -88,6 +91,7 @@ struct TimeParts {
   std::optional<double> irq_delay;
   std::optional<double> cpu_throttled;
   std::optional<double> cgroup_memory_stall;
+  std::optional<double> cgroup_io_stall;
   // Evidence, not seconds:
   std::optional<double> device_others_share;
   std::optional<double> page_reported_bytes;
@@ -151,6 +155,7 @@ struct TimePartsInput {
   std::optional<double> irq_delay_seconds;
   std::optional<double> cpu_throttled_seconds;        // the daemon's cgroup
   std::optional<double> cgroup_memory_stall_seconds;  // the daemon's cgroup
+  std::optional<double> cgroup_io_stall_seconds;      // the daemon's cgroup
   std::optional<double> memory_high_events;           // the daemon's cgroup
   std::optional<double> device_bytes;    // diskstats (sectors read + written) x 512 of the device
   std::optional<double> own_read_bytes;  // the readers' read_bytes summed

@@ -35,8 +35,9 @@ struct Parts {
   double cgroup_memory = 0;
   double psi_io = 0.35;
   double psi_memory = 0;
-  double others = 0.02;  // share of the device's bytes
-  double reported = 0;   // bytes
+  double cgroup_io = kUnknown;  // the daemon's cgroup io.pressure: unknown in a root cgroup
+  double others = 0.02;         // share of the device's bytes
+  double reported = 0;          // bytes
   double high_events = 0;
   double reclaim_stalls = 0;
   double compaction_stalls = 0;
@@ -67,6 +68,7 @@ DriftFeatures Features(const Parts& r) {
   share(DriftFeature::kCgroupMemoryStallRatio, r.cgroup_memory);
   share(DriftFeature::kPsiIo, r.psi_io);
   share(DriftFeature::kPsiMemory, r.psi_memory);
+  share(DriftFeature::kCgroupIoStallRatio, r.cgroup_io);
   set(DriftFeature::kDeviceOthersRatio, r.others);
   set(DriftFeature::kPageReported, r.reported);
   set(DriftFeature::kMemoryHighEvents, r.high_events);
@@ -419,6 +421,17 @@ TEST(Verdict, WithoutDelayAccounting) {
   busy.others = 0.8;
   Parts no_io_stall = slow_io;
   no_io_stall.psi_io = 0.3;  // the reader slept, but not in I/O (memory.high, a lock)
+  // One reader waiting on a 2-CPU machine whose other CPU is busy: the system's io stall weighs
+  // each CPU by its busy time and shows half the wait (measured: 1.00 of a 2.00 s throttled
+  // read); the daemon's own cgroup shows it whole.
+  Parts own_cgroup = slow_io;
+  own_cgroup.psi_io = 0.75;
+  own_cgroup.cgroup_io = 1.45;
+  Parts system_only = own_cgroup;
+  system_only.cgroup_io = kUnknown;
+  // Others' I/O stalls the system while our reader slept on something else: ours decides.
+  Parts others_stall = slow_io;
+  others_stall.cgroup_io = 0.3;
   Parts others_unknown = slow_io;
   others_unknown.others = kUnknown;
   Parts kernel = NoDelayacct({.kernel = 1.0});
@@ -455,6 +468,15 @@ TEST(Verdict, WithoutDelayAccounting) {
        Cause::kUndetermined, "set kernel.task_delayacct=1"},
       {"no io stall to hold the wait", no_io_stall, base, ProbeKind::kBuffered, false, std::nullopt,
        Cause::kUndetermined, "covers only"},
+      {"the daemon's cgroup io stall holds the wait the system's shows at half", own_cgroup, base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kDevice,
+       "as the daemon's cgroup io stall covers it"},
+      {"the system's io stall at half, no cgroup of its own", system_only, base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined,
+       "the system's io stall covers only 50 %"},
+      {"the system stalls on others' I/O, the daemon's cgroup does not", others_stall, base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined,
+       "the daemon's cgroup io stall covers only 20 %"},
       {"others unknown", others_unknown, base, ProbeKind::kBuffered, false, std::nullopt,
        Cause::kUndetermined, "set kernel.task_delayacct=1"},
       {"kernel CPU, direct reclaim stalls", stalls, base, ProbeKind::kBuffered, false, std::nullopt,

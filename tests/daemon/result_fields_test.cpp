@@ -355,7 +355,7 @@ TEST(ResultFields, KeepsTheOnceJsonShapeAndTheKernelsNames) {
              R"("psi_io_stall":0.25,"psi_memory_stall":null,"blkio_delay":null,)"
              R"("swapin_delay":null,"reclaim_delay":null,"thrashing_delay":null,)"
              R"("compaction_delay":null,"irq_delay":null,"cpu_throttled":null,)"
-             R"("cgroup_memory_stall":null,"device_others_share":null,)"
+             R"("cgroup_memory_stall":null,"cgroup_io_stall":null,"device_others_share":null,)"
              R"("page_reported_bytes":null,"memory_high_events":null,"storage_read_bytes":null})"),
       std::string::npos)
       << t;

@@ -108,7 +108,7 @@ TEST(TimeParts, EveryFieldIsListedOnceAndOnlyTheSumPartsAddUp) {
     EXPECT_EQ(*f.Get(tp), v) << f.name;
     v *= 2;
   }
-  EXPECT_EQ(names.size(), 21u);
+  EXPECT_EQ(names.size(), 22u);
   // user_cpu 2 + kernel_cpu 4 + runqueue_wait 8 + device_wait 16 + other 32
   EXPECT_EQ(tp.Sum(), 62);
   EXPECT_EQ(TimePartFields().front().name, "wall");
