@@ -114,8 +114,8 @@ inline constexpr double kRereadAmplification = 1.5;
 // Without delay accounting, off-CPU wait counts as block I/O only when the io stall share (PSI
 // "some": the daemon's cgroup's where it has one, else the system's) of the run is at least
 // kIoCover x the readers' off-CPU share. The system's figure is each CPU's stall weighed by its
-// busy time: one reader waiting on a 2-CPU machine whose other CPU is busy shows at half (0.50 of
-// a throttled read's 2.0 s wait, the daemon's cgroup 1.0; docs/reading-drift.md).
+// busy time: one reader waiting on a 2-CPU machine whose other CPU is busy shows at half (1.00 s
+// of a throttled read's 2.0 s block I/O wait, 4 runs of 4; docs/reading-drift.md).
 inline constexpr double kIoCover = 0.8;
 
 // The causes a verdict can name (iodrift_probe_verdict{cause}, JSON/D-Bus `cause`). Names are
