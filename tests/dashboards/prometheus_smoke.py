@@ -52,6 +52,12 @@ EMPTY_WHEN_HEALTHY = {
     "What moves with the throughput (rank correlation)", "Reboots",
 }
 
+# Panels that compare a machine with its siblings: the sibling rules record nothing for groups of
+# fewer than 5 machines (iodrift-siblings in iodrift-recording.rules.yml), so they are empty with
+# this test's 4 machines and the live test's one; tests/fleet/fleet_test.py (20 machines) and
+# tests/fleet/siblings_test.py (50) check them.
+NEEDS_SIBLINGS = {"Sibling outliers (robust z-score below -3)", "Share of siblings drifted"}
+
 
 # Metrics the rules read only as one of several alternatives, or that appear late: missing ones warn.
 OPTIONAL_METRICS = {
@@ -405,6 +411,8 @@ def check(base, targets, strict):
             continue
         if not res["data"]["result"]:
             msg = "%s: no data\n      expr: %s" % (where, expr)
+            if title in NEEDS_SIBLINGS:
+                continue
             if not strict and title in EMPTY_WHEN_HEALTHY:
                 warnings.append(msg)
             else:
