@@ -18,7 +18,6 @@ second, and every `for:`/`keep_firing_for:` of N minutes becomes N/10 seconds (a
 Polls the Prometheus API (/api/v1/alerts) for conditions, no fixed sleeps. Skips (77) without
 /usr/bin/prometheus. About 15 s.
 """
-import http.server
 import os
 import re
 import shutil
@@ -29,7 +28,7 @@ import threading
 import time
 
 import fleet_test as fleet  # Procs, api, server_ready, wait_until, tail, PROMETHEUS
-from iodrift_test.net import free_port
+from iodrift_test.net import free_port, serve_metrics
 from iodrift_test.skip import fail, skip
 
 N = 50
@@ -61,24 +60,6 @@ class Fleet:
             lines.append('iodrift_probe_baseline_ratio{instance="%s",hwclass="%s",probe="sda-buffered",'
                          'kind="buffered",target="/dev/sda"} %g' % (instance(i), HWCLASS, r))
         return ("\n".join(lines) + "\n").encode()
-
-
-def serve(machines):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            body = machines.exposition()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
 
 
 def scaled_rules(tmp):
@@ -126,7 +107,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # run the clean-up below
     start = time.monotonic()
     machines = Fleet()
-    srv = serve(machines)
+    srv = serve_metrics(machines.exposition)
     try:
         write_config(tmp, srv.server_address[1])
         port = free_port()
