@@ -71,7 +71,7 @@ THRESHOLD = 0.7                 # T1 in iodrift-alerts.rules.yml
 # (regex, replacement, what) applied to the test copy of iodrift-alerts.rules.yml, inside the
 # IodriftThroughputRegression rule only; each must match exactly `count` times.
 SHORTENED = [
-    (r"\[1h\]", "[20s]", 3, "T2 window 1h -> 20s"),
+    (r"\[1h\]", "[20s]", 4, "T2 window 1h -> 20s (also the fleet-shift suppression's)"),
     (r"iodrift_uptime_seconds > 3600", "iodrift_uptime_seconds > 20", 1, "T4 uptime 3600 s -> 20 s"),
     (r"for: 15m", "for: 5s", 1, "T5 for 15m -> 5s"),
 ]

@@ -23,7 +23,6 @@ Exit status: 0 pass, 1 failure, 77 prometheus not installed. Python standard lib
 
 import argparse
 import glob
-import http.server
 import json
 import math
 import os
@@ -33,13 +32,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
 
 import lint_dashboards as lint  # noqa: E402
-from iodrift_test.net import free_port, wait_ready  # noqa: E402
+from iodrift_test.net import free_port, serve_metrics, wait_ready  # noqa: E402
 
 SKIP = 77
 REPO = lint.REPO
@@ -51,6 +49,12 @@ EMPTY_WHEN_HEALTHY = {
     "Failed-run share (top 10 probes)", "Top slab growth (24 h)", "Top slab caches by growth (24 h)",
     "What moves with the throughput (rank correlation)", "Reboots",
 }
+
+# Panels that compare a machine with its siblings: the sibling rules record nothing for groups of
+# fewer than 5 machines (iodrift-siblings in iodrift-recording.rules.yml), so they are empty with
+# this test's 4 machines and the live test's one; tests/fleet/fleet_test.py (20 machines) and
+# tests/fleet/siblings_test.py (50) check them.
+NEEDS_SIBLINGS = {"Sibling outliers (robust z-score below -3)", "Share of siblings drifted"}
 
 
 # Metrics the rules read only as one of several alternatives, or that appear late: missing ones warn.
@@ -194,23 +198,8 @@ def start_fake_exporters(uptimes):
     servers = []
     started = time.time()
     for machine, uptime in enumerate(uptimes):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            up, idx = uptime, machine
-
-            def do_GET(self):  # noqa: N802
-                body = exposition(self.up, started, self.idx).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        servers.append(srv)
+        servers.append(serve_metrics(
+            lambda up=uptime, idx=machine: exposition(up, started, idx).encode()))
     return servers, ["127.0.0.1:%d" % s.server_address[1] for s in servers]
 
 
@@ -405,6 +394,8 @@ def check(base, targets, strict):
             continue
         if not res["data"]["result"]:
             msg = "%s: no data\n      expr: %s" % (where, expr)
+            if title in NEEDS_SIBLINGS:
+                continue
             if not strict and title in EMPTY_WHEN_HEALTHY:
                 warnings.append(msg)
             else:

@@ -85,9 +85,11 @@ RELAXED = [
     ("Top slab caches by growth (24 h)", r" > 0\)$", " >= -Inf)"),
     ("Reboots", r" < 1800$", " >= 0"),
     ("Hosts by cause", r'cause!="undetermined"', 'cause=~".+"'),
+    ("Sibling outliers (robust z-score below -3)", r" < -3\)$", " >= -Inf)"),
 ]
-# Expressions that aggregate the instances away (avg over an uptime band: one band per machine).
-AGGREGATED = {"Throughput vs uptime: mean worst ratio by uptime band"}
+# Expressions that aggregate the instances away (avg over an uptime band: one band per machine;
+# the share of siblings drifted: one series per probe and sibling group).
+AGGREGATED = {"Throughput vs uptime: mean worst ratio by uptime band", "Share of siblings drifted"}
 # A test-only rule file: an alert that always fires on every machine, so that ALERTS travel to the
 # central store and the dashboard's "Active iodrift alerts" table has a row per machine.
 TEST_ALERT_RULES = """\

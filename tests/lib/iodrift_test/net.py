@@ -7,7 +7,9 @@ them, and waiting until one answers.
     if why:
         fail(f"prometheus not ready: {why}")
 """
+import http.server
 import socket
+import threading
 import time
 import urllib.request
 
@@ -17,6 +19,27 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def serve_metrics(body):
+    """A fake exporter: an HTTP server on 127.0.0.1:0 (its own thread) answering every GET with
+    `body()` (bytes) as Prometheus text. Returns the server (`server_address[1]` is the port;
+    `shutdown()` stops it)."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            data = body()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
 
 
 def wait_ready(url, procs=(), timeout=60, interval=0.2):
