@@ -15,6 +15,7 @@
 #include "collectors/probes/calibration.h"
 #include "collectors/proc/boot.h"
 #include "config/listen.h"
+#include "daemon/boots_report.h"
 #include "daemon/dbus/service.h"
 #include "daemon/diagnose.h"
 #include "daemon/exporter.h"
@@ -240,6 +241,16 @@ class Daemon {
                           ProbesApiJson(boot ? boot->boot_id : std::nullopt,
                                         boot ? boot->uptime_seconds : std::nullopt,
                                         states_.history_capacity(), *states_.Snapshot(), runs)};
+    });
+    // The boot record of every probe (daemon/boots_report.h), same access as /api/v1/probes.
+    server_.Route("/api/v1/boots", [this] {
+      if (!status_enabled_) {
+        return HttpResponse{404, "text/plain; charset=utf-8",
+                            "status page disabled (status.enabled: false)\n"};
+      }
+      auto boot = proc::ReadBootState(status_root_);
+      return HttpResponse{200, "application/json",
+                          BootsApiJson(boot ? boot->boot_id : std::nullopt, states_.Baselines())};
     });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);
