@@ -288,6 +288,7 @@ class Daemon {
       dbus_options.mode = cfg_.dbus;
       dbus_options.proc_root = ProcRoot(cfg_.proc_root);
       dbus_options.record = [this](const std::string& name) { return states_.Get(name); };
+      dbus_options.baselines = [this] { return states_.Baselines(); };
       dbus_options.diagnoser = diagnoser_.get();
       dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
                                        [this] { return Reload(); });

@@ -68,8 +68,9 @@ std::string BootsApiJson(const std::optional<std::string>& boot_id,
 std::string BootsText(const std::string& name, const std::vector<analysis::BootRow>& rows) {
   std::string out = "probe " + name + ": ratio to each boot's own baseline, newest boot first\n";
   if (rows.empty()) return out + "  no boots recorded yet\n";
-  out += page::Printf("  %-9s %-16s %6s %6s %6s %6s %6s %6s %-9s %s\n", "boot", "boot time", "1h",
-                      "1d", "7d", "30d", "last", "worst", "at", "verdict");
+  // page::Printf holds 64 bytes: the heading in two pieces.
+  out += page::Printf("  %-9s %-16s %6s %6s %6s %6s", "boot", "boot time", "1h", "1d", "7d", "30d");
+  out += page::Printf(" %6s %6s %-9s %s\n", "last", "worst", "at", "verdict");
   for (const auto& row : rows) {
     std::string line =
         "  " + page::Printf("%-9s", row.boot_id.substr(0, 8).c_str()) + " " +

@@ -64,8 +64,8 @@ Endpoints (HTTP, GET only):
   /api/v1/boots          every probe's record of its last 20 boots as JSON
   /-/healthy             200 "ok" while the daemon is alive (for load balancers, probes)
 
-D-Bus (org.iodrift.Monitor1, see iodriftctl(1)): ListProbes, Snapshot, Explain and Version for
-every user; RunProbe and Reload for root and members of group iodrift.
+D-Bus (org.iodrift.Monitor1, see iodriftctl(1)): ListProbes, Snapshot, Explain, Boots and
+Version for every user; RunProbe and Reload for root and members of group iodrift.
 
 Documentation: README.md and docs/ in the source tree (metrics: docs/metrics.md, config keys:
 docs/configuration.md).
