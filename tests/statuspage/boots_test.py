@@ -99,10 +99,16 @@ try:
                         or got["boots"][1:] != boots[1:]:
                     fail(f"iodriftctl boots hot --json: rc={res.returncode}\n{res.stdout}\n"
                          f"want the boots of /api/v1/boots: {boots}")
+                status, _, page = d.get("/")
+                m = re.search(r'<svg class="chart" id="boots-chart-0".*?</svg>', page, re.S)
+                lines = re.findall(r'<g class="series boot-(\d+)"', m.group(0)) if m else []
+                if status != 200 or lines != ["0", "1", "2"] or "<th>30d</th>" not in page:
+                    fail(f"GET /: boots chart lines {lines} (want one per boot), table columns; "
+                         f"{(m.group(0) if m else page)[:3000]}")
                 res = dbus.ctl(bus.address, "boots", "nosuch")
                 if res.returncode != 2 or "no probe named 'nosuch'" not in res.stderr:
                     fail(f"iodriftctl boots nosuch: rc={res.returncode}\n{res.stdout}{res.stderr}")
 
-    print("ok: 3 boots in /api/v1/boots, iodriftctl boots")
+    print("ok: 3 boots in /api/v1/boots, iodriftctl boots and the status page's boots chart")
 finally:
     shutil.rmtree(work, ignore_errors=True)
