@@ -96,7 +96,8 @@ std::string RenderBootsCharts(const analysis::BaselineState& state) {
     out += "<figure class=\"boots\"><h3>" + HtmlEscape(c.title) + "</h3>" + RenderChart(c) +
            "</figure>";
   }
-  return out;
+  // Side by side like a probe's charts.
+  return out.empty() ? out : "<div class=\"charts boots-charts\">" + out + "</div>";
 }
 
 }  // namespace iodrift::daemon

@@ -17,7 +17,8 @@
 
 namespace iodrift::daemon {
 
-// One <figure> per probe that has a boot with a point to draw; "" when none has.
+// One <figure> per probe that has a boot with a point to draw, in the page's chart grid
+// (<div class="charts boots-charts">: half the width each, side by side); "" when none has.
 std::string RenderBootsCharts(const analysis::BaselineState& state);
 
 }  // namespace iodrift::daemon

@@ -285,7 +285,7 @@ std::string KindUnitValue(probes::ProbeKind kind, const std::optional<double>& v
 std::string RenderBaselineTable(const analysis::BaselineState& state) {
   // The boot record's columns (boot_record.h): the ratio at 1 h, 1 d, 7 d, 30 d, the last ratio.
   std::string out =
-      "<table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
+      "<div class=\"wide\"><table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
       "<th>probe</th><th>kind</th><th>target</th><th>baseline</th>";
   for (const char* mark : analysis::kBootMarkNames) out += "<th>" + std::string(mark) + "</th>";
   out +=
@@ -317,7 +317,7 @@ std::string RenderBaselineTable(const analysis::BaselineState& state) {
           pp.uptime_at_worst, pp.record);
     }
   }
-  out += "</tbody></table>";
+  out += "</tbody></table></div>";
   if (rows == 0) return "<p class=\"empty\">no baselines recorded yet</p>";
   if (state.history.empty()) {
     out +=
