@@ -35,7 +35,9 @@ unreachable.
 )";
 
 int PrintBoots(const std::string& text, const std::string& json_text, bool json) {
-  std::fputs(json ? json_text.c_str() : text::TerminalSafe(text).c_str(), stdout);
+  // The JSON too comes from the service as text: the daemon's (JsonWriter) holds no byte that
+  // TerminalSafe changes, so only a broken or impostor service's output is altered.
+  std::fputs(text::TerminalSafe(json ? json_text : text).c_str(), stdout);
   return 0;
 }
 

@@ -8,7 +8,8 @@ namespace iodrift::ctl {
 
 extern const char* const kBootsHelp;
 
-// Prints Boots' answer: `json_text` as it came with --json, else `text` made terminal-safe.
+// Prints Boots' answer, `json_text` with --json, else `text`, made terminal-safe (text.h
+// TerminalSafe) either way: a hostile service cannot drive the terminal through either.
 // Returns the exit status (0).
 int PrintBoots(const std::string& text, const std::string& json_text, bool json);
 
