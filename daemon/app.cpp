@@ -15,6 +15,7 @@
 #include "collectors/probes/calibration.h"
 #include "collectors/proc/boot.h"
 #include "config/listen.h"
+#include "daemon/boots_report.h"
 #include "daemon/dbus/service.h"
 #include "daemon/diagnose.h"
 #include "daemon/exporter.h"
@@ -241,6 +242,16 @@ class Daemon {
                                         boot ? boot->uptime_seconds : std::nullopt,
                                         states_.history_capacity(), *states_.Snapshot(), runs)};
     });
+    // The boot record of every probe (daemon/boots_report.h), same access as /api/v1/probes.
+    server_.Route("/api/v1/boots", [this] {
+      if (!status_enabled_) {
+        return HttpResponse{404, "text/plain; charset=utf-8",
+                            "status page disabled (status.enabled: false)\n"};
+      }
+      auto boot = proc::ReadBootState(status_root_);
+      return HttpResponse{200, "application/json",
+                          BootsApiJson(boot ? boot->boot_id : std::nullopt, states_.Baselines())};
+    });
     if (auto started = server_.Start(ServerOptions(cfg_)); !started) {
       spdlog::error("{}", started.error().message);
       notifier_.Status(started.error().message);
@@ -277,6 +288,7 @@ class Daemon {
       dbus_options.mode = cfg_.dbus;
       dbus_options.proc_root = ProcRoot(cfg_.proc_root);
       dbus_options.record = [this](const std::string& name) { return states_.Get(name); };
+      dbus_options.baselines = [this] { return states_.Baselines(); };
       dbus_options.diagnoser = diagnoser_.get();
       dbus_ = dbus::DbusService::Start(std::move(dbus_options), scheduler_,
                                        [this] { return Reload(); });

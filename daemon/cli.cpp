@@ -61,10 +61,11 @@ Endpoints (HTTP, GET only):
   /metrics               Prometheus text format (gzip when the client accepts it)
   /                      the status page: every probe's last result, baseline and history
   /api/v1/probes         the same as JSON (?runs=N: only the newest N history points)
+  /api/v1/boots          every probe's record of its last 20 boots as JSON
   /-/healthy             200 "ok" while the daemon is alive (for load balancers, probes)
 
-D-Bus (org.iodrift.Monitor1, see iodriftctl(1)): ListProbes, Snapshot, Explain and Version for
-every user; RunProbe and Reload for root and members of group iodrift.
+D-Bus (org.iodrift.Monitor1, see iodriftctl(1)): ListProbes, Snapshot, Explain, Boots and
+Version for every user; RunProbe and Reload for root and members of group iodrift.
 
 Documentation: README.md and docs/ in the source tree (metrics: docs/metrics.md, config keys:
 docs/configuration.md).

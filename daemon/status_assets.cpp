@@ -13,7 +13,7 @@ section.probe{background:#fff;border:1px solid #ddd;border-radius:6px;padding:10
 .meta{color:#555;margin:0 0 6px}.err{color:#b00020}.ok{color:#1a7f37}.empty{color:#777;font-style:italic}
 .banner{border:1px solid #b00020;background:#fdecee;padding:6px 10px;margin:6px 0;font-weight:600}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:6px 16px}
-figure{margin:0}svg.chart{width:100%;height:auto;display:block}
+figure{margin:0}.wide{overflow-x:auto}.boots-charts{grid-template-columns:repeat(auto-fill,minmax(460px,1fr))}svg.chart{width:100%;height:auto;display:block}
 svg .grid line{stroke:#e4e4e4}svg .axes line,svg .xticks line{stroke:#777}
 svg text.axis{font-size:10px;fill:#555}svg text.legend-label{font-size:11px;fill:#222}
 svg .reference{stroke:#999;stroke-dasharray:2 3}svg .boot line{stroke:#b00020;stroke-dasharray:4 3}

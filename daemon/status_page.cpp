@@ -4,10 +4,12 @@
 #include <cmath>
 #include <map>
 
+#include "collectors/analysis/boot_record.h"
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/explain.h"
 #include "collectors/probes/kinds.h"
 #include "collectors/probes/result_fields.h"
+#include "daemon/boots_chart.h"
 #include "daemon/page_format.h"
 #include "daemon/probe_report.h"
 #include "daemon/status_assets.h"
@@ -281,33 +283,41 @@ std::string KindUnitValue(probes::ProbeKind kind, const std::optional<double>& v
 }
 
 std::string RenderBaselineTable(const analysis::BaselineState& state) {
+  // The boot record's columns (boot_record.h): the ratio at 1 h, 1 d, 7 d, 30 d, the last ratio.
   std::string out =
-      "<table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
-      "<th>probe</th><th>kind</th><th>target</th><th>baseline</th>"
-      "<th>worst ratio</th><th>uptime at worst</th></tr></thead><tbody>";
+      "<div class=\"wide\"><table class=\"boots\"><thead><tr><th>boot</th><th>boot time</th>"
+      "<th>probe</th><th>kind</th><th>target</th><th>baseline</th>";
+  for (const char* mark : analysis::kBootMarkNames) out += "<th>" + std::string(mark) + "</th>";
+  out +=
+      "<th>last</th><th>worst ratio</th><th>uptime at worst</th><th>verdict</th></tr></thead>"
+      "<tbody>";
   std::size_t rows = 0;
   auto row = [&](const std::string& boot, std::uint64_t boot_time, const analysis::BaselineKey& key,
                  const std::optional<double>& base, const std::optional<double>& worst,
-                 const std::optional<double>& at) {
+                 const std::optional<double>& at, const analysis::BootRecord& record) {
     out += "<tr>" + Cell(boot) +
            Cell(boot_time ? Utc(static_cast<double>(boot_time), UtcStyle::kDateMinute) : "-") +
            Cell(key.name) + Cell(std::string(probes::ProbeKindName(key.kind))) +
-           Cell(key.target.empty() ? "-" : key.target) + Cell(KindUnitValue(key.kind, base), true) +
-           Cell(Opt(worst, FormatRatio), true) + Cell(Opt(at, Uptime), true) + "</tr>";
+           Cell(key.target.empty() ? "-" : key.target) + Cell(KindUnitValue(key.kind, base), true);
+    for (const auto& ratio : record.at) out += Cell(Opt(ratio, FormatRatio), true);
+    out += Cell(Opt(record.last_ratio, FormatRatio), true) + Cell(Opt(worst, FormatRatio), true) +
+           Cell(Opt(at, Uptime), true) +
+           Cell(record.worst_verdict.empty() ? "-" : record.worst_verdict) + "</tr>";
     ++rows;
   };
   const std::string current =
       state.boot_id.empty() ? "this boot" : "this boot (" + state.boot_id.substr(0, 8) + ")";
   for (const auto& [name, pb] : state.probes) {
-    row(current, state.boot_time_seconds, pb.key, pb.baseline, pb.worst_ratio, pb.uptime_at_worst);
+    row(current, state.boot_time_seconds, pb.key, pb.baseline, pb.worst_ratio, pb.uptime_at_worst,
+        pb.record);
   }
   for (auto it = state.history.rbegin(); it != state.history.rend(); ++it) {
     for (const auto& pp : it->probes) {
       row(it->boot_id.substr(0, 8), it->boot_time_seconds, pp.key, pp.baseline, pp.worst_ratio,
-          pp.uptime_at_worst);
+          pp.uptime_at_worst, pp.record);
     }
   }
-  out += "</tbody></table>";
+  out += "</tbody></table></div>";
   if (rows == 0) return "<p class=\"empty\">no baselines recorded yet</p>";
   if (state.history.empty()) {
     out +=
@@ -505,6 +515,7 @@ std::string RenderStatusPage(const StatusPageInput& in) {
 
   out += "\n<h2>Baselines by boot</h2>";
   out += RenderBaselineTable(in.baselines);
+  out += RenderBootsCharts(in.baselines);
   out +=
       "\n<footer><p>Figures: bytes/s for cached, buffered, direct and memory; ops/s for random "
       "(reads) and metadata (creates). Baseline: median of the first clean runs after boot. "

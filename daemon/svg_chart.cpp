@@ -32,11 +32,14 @@ std::string Num(double v) {
 
 struct Scale {
   double x_min, x_max, y_max, top;
-  // Clamped to the plot: a value outside [x_min, x_max] (or NaN) is drawn at the nearer edge,
-  // never thousands of units off the chart.
+  bool log_x = false;
+  // Clamped to the plot: a value outside [x_min, x_max] (or NaN; on a log axis also 0 or below)
+  // is drawn at the nearer edge, never thousands of units off the chart.
   double X(double x) const {
-    const double span = x_max - x_min;
-    double f = span > 0 ? (x - x_min) / span : 0.5;
+    const auto at = [this](double v) { return log_x ? std::log10(std::max(v, kMinLogX)) : v; };
+    const double lo = at(x_min), span = at(x_max) - lo;
+    double f = span > 0 ? (at(x) - lo) / span : 0.5;
+    if (log_x && !(x > 0)) f = 0;
     if (!(f >= 0)) f = 0;
     f = std::min(f, 1.0);
     return kLeft + f * (kWidth - kLeft - kRight);
@@ -80,7 +83,14 @@ std::string RenderChart(const Chart& chart) {
   if (chart.reference_y) y_max = std::max(y_max, *chart.reference_y);
   y_max = y_max > 0 ? y_max * 1.08 : 1;
   double x_min = chart.x_min, x_max = chart.x_max;
-  if (!(x_max > x_min)) {  // one point (or none): centre it in a one-minute window
+  if (chart.log_x) {
+    x_min = std::max(x_min, kMinLogX);
+    x_max = std::max(x_max, kMinLogX);
+    if (!(x_max > x_min)) {  // one point (or none): a factor 2 either side
+      x_min /= 2;
+      x_max = x_min * 4;
+    }
+  } else if (!(x_max > x_min)) {  // one point (or none): centre it in a one-minute window
     x_min -= 30;
     x_max = x_min + 60;
   }
@@ -107,7 +117,7 @@ std::string RenderChart(const Chart& chart) {
     if (!chart.failures.empty()) place("failed run", "failed", "", false, true);
   }
   const double top = (legend.empty() ? 14 : legend.back().y) + 20;
-  const Scale sc{x_min, x_max, y_max, top};
+  const Scale sc{x_min, x_max, y_max, top, chart.log_x};
   const auto format_y = chart.format_y ? chart.format_y : [](double v) { return Printf("%g", v); };
 
   std::string out = "<svg class=\"chart\" id=\"" + HtmlEscape(chart.id) +
@@ -136,6 +146,11 @@ std::string RenderChart(const Chart& chart) {
   std::vector<std::pair<double, std::string>> ticks = chart.x_ticks;
   if (ticks.empty()) {
     for (int i = 0; i <= 4; ++i) {
+      if (chart.log_x) {
+        const double x = x_min * std::pow(x_max / x_min, i / 4.0);
+        ticks.emplace_back(std::clamp(x, x_min, x_max), Printf("%g", x));
+        continue;
+      }
       const double x = x_min + (x_max - x_min) * i / 4;
       ticks.emplace_back(x, Utc(x, UtcStyle::kMinute));
     }

@@ -41,6 +41,8 @@ struct ChartMark {  // a failed run: a red tick on the x axis
   std::string tip;
 };
 
+inline constexpr double kMinLogX = 1e-9;  // the smallest x a log axis shows
+
 struct Chart {
   std::string id;  // unique in the page; the <svg id>
   std::string title;
@@ -50,7 +52,11 @@ struct Chart {
   std::optional<double> reference_y;  // a thin horizontal line (e.g. ratio 1.0)
   std::function<std::string(double)> format_y;
   std::vector<double> boots;  // x of boot boundaries inside [x_min, x_max]
-  // Ticks on the x axis: (x, label; '\n' separates lines). Empty: five ticks labelled HH:MM UTC.
+  // Log x axis (e.g. uptime from a minute to months): x is placed by log10. x_min and every x at
+  // or below 0 are taken as kMinLogX; an x at or below x_min is drawn at the left edge.
+  bool log_x = false;
+  // Ticks on the x axis: (x, label; '\n' separates lines). Empty: five ticks labelled HH:MM UTC
+  // (log_x: five ticks evenly spaced on the log axis, labelled "%g").
   std::vector<std::pair<double, std::string>> x_ticks;
   std::vector<ChartSeries> series;
   std::vector<ChartMark> failures;
@@ -58,8 +64,9 @@ struct Chart {
 
 // One <svg class="chart"> with axes, the series, the legend and the marks. The y axis runs from 0
 // to a little above the largest finite value (at least y_min_span and reference_y); an empty x
-// range (one point) is widened to one minute around it. An x outside [x_min, x_max] is drawn at
-// the nearer edge of the plot: every coordinate stays inside the chart.
+// range (one point) is widened to one minute around it (log_x: a factor 2 either side). An x
+// outside [x_min, x_max] is drawn at the nearer edge of the plot: every coordinate stays inside the
+// chart.
 std::string RenderChart(const Chart& chart);
 
 }  // namespace iodrift::daemon

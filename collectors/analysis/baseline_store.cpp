@@ -17,6 +17,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/analysis/boot_record.h"
+#include "collectors/analysis/verdict.h"
 #include "collectors/common/file_util.h"
 #include "collectors/common/text.h"
 
@@ -45,6 +47,43 @@ std::string Number(double v) {
 
 std::string Opt(const std::optional<double>& v) { return v ? Number(*v) : "-"; }
 
+// The RECORD fields (with a leading space), or nothing when none is known.
+std::string RecordFields(const BootRecord& r) {
+  if (r.empty()) return "";
+  std::string out = " " + PercentEncode(r.worst_verdict);
+  for (const auto& at : r.at) out += " " + Opt(at);
+  return out + " " + Opt(r.last_ratio) + " " + Opt(r.last_uptime);
+}
+
+bool ParseOpt(std::string_view s, std::optional<double>& out) {
+  if (s == "-") {
+    out.reset();
+    return true;
+  }
+  out = text::ParseDouble(s);
+  return out.has_value();
+}
+
+constexpr std::size_t kLineFields = 8;
+constexpr std::size_t kRecordFields = 7;
+
+// The RECORD fields at f[kLineFields...], if any.
+bool ParseRecord(const std::vector<std::string_view>& f, BootRecord& r) {
+  r = BootRecord{};
+  if (f.size() == kLineFields) return true;
+  if (f.size() != kLineFields + kRecordFields) return false;
+  std::size_t i = kLineFields;
+  if (f[i] != "-") {
+    auto cause = ParseCauseName(f[i]);
+    if (!cause) return false;
+    r.worst_verdict = std::string(CauseName(*cause));
+  }
+  for (auto& at : r.at) {
+    if (!ParseOpt(f[++i], at)) return false;
+  }
+  return ParseOpt(f[i + 1], r.last_ratio) && ParseOpt(f[i + 2], r.last_uptime);
+}
+
 std::string KeyFields(const BaselineKey& k) {
   return PercentEncode(k.name) + " " + std::string(ProbeKindName(k.kind)) + " " +
          PercentEncode(k.target) + " " + std::to_string(k.size) +
@@ -61,15 +100,6 @@ std::string Features(const DriftFeatures& f) {
 }
 
 // Parse helpers: each returns false on anything unexpected.
-bool ParseOpt(std::string_view s, std::optional<double>& out) {
-  if (s == "-") {
-    out.reset();
-    return true;
-  }
-  out = text::ParseDouble(s);
-  return out.has_value();
-}
-
 bool ParseKey(const std::vector<std::string_view>& f, std::size_t at, BaselineKey& key) {
   if (f.size() < at + 4) return false;
   auto name = PercentDecode(f[at]);
@@ -160,6 +190,7 @@ BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
       pb.samples.clear();
       pb.sample_features.clear();
       update.ratio = *figure / *pb.baseline;
+      if (CountsForWorst(result)) NoteBootRun(pb.record, *update.ratio, result.uptime_seconds);
       return update;  // the run that forms the baseline does not set the worst ratio
     }
   }
@@ -168,6 +199,11 @@ BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
     if (CountsForWorst(result) && (!pb.worst_ratio || *update.ratio < *pb.worst_ratio)) {
       pb.worst_ratio = update.ratio;
       pb.uptime_at_worst = result.uptime_seconds;
+      pb.record.worst_verdict.clear();
+      update.changed = true;
+      update.worst = true;
+    }
+    if (CountsForWorst(result) && NoteBootRun(pb.record, *update.ratio, result.uptime_seconds)) {
       update.changed = true;
     }
   }
@@ -189,7 +225,8 @@ BaselineState ForBoot(BaselineState loaded, const std::string& boot_id,
     past.boot_id = loaded.boot_id;
     past.boot_time_seconds = loaded.boot_time_seconds;
     for (const auto& [name, pb] : loaded.probes) {
-      past.probes.push_back(PastProbe{pb.key, pb.baseline, pb.worst_ratio, pb.uptime_at_worst});
+      past.probes.push_back(
+          PastProbe{pb.key, pb.baseline, pb.worst_ratio, pb.uptime_at_worst, pb.record});
     }
     fresh.history.push_back(std::move(past));
   }
@@ -197,6 +234,7 @@ BaselineState ForBoot(BaselineState loaded, const std::string& boot_id,
     fresh.history.erase(fresh.history.begin(),
                         fresh.history.end() - static_cast<std::ptrdiff_t>(kMaxBootHistory));
   }
+  TrimBootRecords(fresh);
   return fresh;
 }
 
@@ -248,7 +286,7 @@ namespace {
 
 void AppendProbeLines(const ProbeBaseline& pb, std::vector<std::string>& lines) {
   lines.push_back("probe " + KeyFields(pb.key) + " " + Opt(pb.baseline) + " " +
-                  Opt(pb.worst_ratio) + " " + Opt(pb.uptime_at_worst));
+                  Opt(pb.worst_ratio) + " " + Opt(pb.uptime_at_worst) + RecordFields(pb.record));
   if (pb.baseline) {
     lines.push_back("bfeat " + PercentEncode(pb.key.name) + Features(pb.baseline_features));
   }
@@ -265,7 +303,7 @@ void AppendPastLines(const PastBoot& past, std::vector<std::string>& lines) {
                   std::to_string(past.boot_time_seconds));
   for (const auto& p : past.probes) {
     lines.push_back("pastprobe " + KeyFields(p.key) + " " + Opt(p.baseline) + " " +
-                    Opt(p.worst_ratio) + " " + Opt(p.uptime_at_worst));
+                    Opt(p.worst_ratio) + " " + Opt(p.uptime_at_worst) + RecordFields(p.record));
   }
 }
 
@@ -374,8 +412,9 @@ Expected<BaselineState> ParseBaselineState(std::string_view input) {
     if (!have_boot) return bad(no, "expected the boot line");
     if (type == "probe") {
       ProbeBaseline pb;
-      if (f.size() != 8 || !ParseKey(f, 1, pb.key) || !ParseOpt(f[5], pb.baseline) ||
-          !ParseOpt(f[6], pb.worst_ratio) || !ParseOpt(f[7], pb.uptime_at_worst)) {
+      if (f.size() < kLineFields || !ParseKey(f, 1, pb.key) || !ParseOpt(f[5], pb.baseline) ||
+          !ParseOpt(f[6], pb.worst_ratio) || !ParseOpt(f[7], pb.uptime_at_worst) ||
+          !ParseRecord(f, pb.record)) {
         return bad(no, "bad probe line");
       }
       if (state.probes.count(pb.key.name)) return bad(no, "probe repeated");
@@ -406,8 +445,9 @@ Expected<BaselineState> ParseBaselineState(std::string_view input) {
     } else if (type == "pastprobe") {
       PastProbe p;
       if (state.history.empty()) return bad(no, "pastprobe before any past line");
-      if (f.size() != 8 || !ParseKey(f, 1, p.key) || !ParseOpt(f[5], p.baseline) ||
-          !ParseOpt(f[6], p.worst_ratio) || !ParseOpt(f[7], p.uptime_at_worst)) {
+      if (f.size() < kLineFields || !ParseKey(f, 1, p.key) || !ParseOpt(f[5], p.baseline) ||
+          !ParseOpt(f[6], p.worst_ratio) || !ParseOpt(f[7], p.uptime_at_worst) ||
+          !ParseRecord(f, p.record)) {
         return bad(no, "bad pastprobe line");
       }
       state.history.back().probes.push_back(std::move(p));

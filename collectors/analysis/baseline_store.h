@@ -15,12 +15,19 @@
 // "%.17g", "-" for none:
 //   iodrift-baselines 1
 //   boot BOOT_ID BOOT_TIME
-//   probe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST
+//   probe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST [RECORD]
 //   bfeat NAME FEATURE=VALUE...              (features at baseline time; after its probe line)
 //   sample NAME FIGURE FEATURE=VALUE...      (runs counted so far while the baseline forms)
 //   past BOOT_ID BOOT_TIME                   (one previous boot, oldest first, at most 50)
-//   pastprobe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST   (after its past line)
+//   pastprobe NAME KIND TARGET SIZE BASELINE WORST_RATIO UPTIME_AT_WORST [RECORD]
+//                                            (after its past line)
 //   end N                                    (N = number of lines before this one)
+// RECORD (boot_record.h; written when any of it is known, absent in files of older builds,
+// which load as records with nothing known): seven fields
+//   WORST_VERDICT RATIO_1H RATIO_1D RATIO_7D RATIO_30D LAST_RATIO LAST_UPTIME
+// WORST_VERDICT a cause name (verdict.h) or "-". Only the newest kMaxBootRecords - 1 past
+// boots of a probe carry it; a RECORD field that does not parse (an unknown cause, a bad
+// number, a line of another length) makes the file corrupt like any other.
 // A file that does not parse exactly (unknown line, wrong version, missing `end`, count
 // mismatch) is corrupt: it is logged, renamed to `baselines.corrupt-s<seq>-<epoch>` and replaced
 // (seq one above every set-aside copy's: copies are ordered by it, never by the wall-clock epoch
@@ -38,6 +45,7 @@
 // on the same state dir (ResultStore serialises them).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -75,6 +83,16 @@ struct BaselineKey {
   bool operator==(const BaselineKey&) const = default;
 };
 
+// The boot record's fields of one probe in one boot (the rules: boot_record.h).
+struct BootRecord {
+  std::array<std::optional<double>, 4> at;  // ratio at kBootMarks (1 h, 1 d, 7 d, 30 d)
+  std::optional<double> last_ratio;         // the latest counted ratio of the boot
+  std::optional<double> last_uptime;        // uptime (s) at the start of that run
+  std::string worst_verdict;                // cause name at the worst run; "" when unknown
+  bool empty() const;
+  bool operator==(const BootRecord&) const = default;
+};
+
 // The key of `result` (spec_size nullopt reads as 0).
 BaselineKey KeyOf(const ProbeResult& result);
 
@@ -87,6 +105,7 @@ struct ProbeBaseline {
   DriftFeatures baseline_features = UnknownFeatures();  // per feature median over those runs
   std::optional<double> worst_ratio;
   std::optional<double> uptime_at_worst;  // uptime (s) at the start of the worst run
+  BootRecord record;
 };
 
 struct PastProbe {
@@ -94,6 +113,7 @@ struct PastProbe {
   std::optional<double> baseline;
   std::optional<double> worst_ratio;
   std::optional<double> uptime_at_worst;
+  BootRecord record;
 };
 
 struct PastBoot {
@@ -121,18 +141,22 @@ bool CountsForWorst(const ProbeResult& result);
 struct BaselineUpdate {
   bool changed = false;         // anything persisted changed (a sample, the baseline, the worst)
   bool restarted = false;       // the key differed: the previous baseline was dropped
+  bool worst = false;           // this run set the worst ratio (its verdict is due)
   std::optional<double> ratio;  // figure / baseline of this result, when both exist
 };
 
-// Applies one result to `pb` (a default ProbeBaseline for a probe never seen). A different key
-// restarts `pb` first — unless result.spec_size is nullopt and only the size would differ, or
+// Applies one result to `pb` (a default ProbeBaseline for a probe never seen), its boot record
+// included (NoteBootRun: every run with a ratio that CountsForWorst, the one that forms the
+// baseline too; a new worst clears the record's worst_verdict for the caller to set). A different
+// key restarts `pb` first — unless result.spec_size is nullopt and only the size would differ, or
 // the run failed without a readers step and only the reader count would differ.
 BaselineUpdate UpdateBaseline(ProbeBaseline& pb, const ProbeResult& result,
                               std::size_t runs_needed = kDefaultBaselineRuns);
 
 // The state for boot `boot_id`: `loaded` unchanged when it belongs to that boot; otherwise the
-// loaded boot's summary appended to its history (trimmed to kMaxBootHistory; a loaded state with
-// an empty boot id adds nothing) and no probes.
+// loaded boot's summary (with its boot records) appended to its history (trimmed to
+// kMaxBootHistory, boot records to kMaxBootRecords per probe: TrimBootRecords; a loaded state
+// with an empty boot id adds nothing) and no probes.
 BaselineState ForBoot(BaselineState loaded, const std::string& boot_id,
                       std::uint64_t boot_time_seconds);
 

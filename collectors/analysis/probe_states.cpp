@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/analysis/verdict.h"
 #include "collectors/common/state_health.h"
 
 namespace iodrift::analysis {
@@ -316,6 +317,10 @@ bool ProbeStates::Record(const ProbeResult& result) {
         s.window.Add(DriftSample{*figure, ExtractDriftFeatures(result)});
         s.correlations = s.window.Correlations();
       }
+    }
+    if (update.worst) {
+      // The boot record keeps what the verdict named at the worst run (boot_record.h).
+      pb.record.worst_verdict = CauseName(VerdictOf(s, FindTwin(*published_, s)).cause);
     }
     if (history_enabled_) {
       s.history =

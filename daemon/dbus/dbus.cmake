@@ -23,6 +23,7 @@ add_custom_target(iodrift_dbus_generated DEPENDS ${IODRIFT_DBUS_ADAPTOR} ${IODRI
 
 target_sources(iodrift_daemon PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/service.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/boots_answer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bus_connection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/result_dict.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cpp

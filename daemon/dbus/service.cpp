@@ -14,6 +14,7 @@
 
 #include "collectors/analysis/explain.h"
 #include "collectors/analysis/verdict.h"
+#include "daemon/dbus/boots_answer.h"
 #include "daemon/dbus/bus_connection.h"
 #include "daemon/dbus/result_dict.h"
 #include "daemon/dbus/snapshot.h"
@@ -24,12 +25,6 @@
 
 namespace iodrift::daemon::dbus {
 namespace {
-
-// A caller's probe name as echoed in an error: at most 64 bytes (a 1 MiB name must not come back).
-std::string Quoted(const std::string& name) {
-  constexpr std::size_t kMax = 64;
-  return "'" + (name.size() <= kMax ? name : name.substr(0, kMax) + "...") + "'";
-}
 
 using ProbeFuture = std::shared_future<probes::ProbeResult>;
 
@@ -202,6 +197,10 @@ class Monitor final : public sdbus::AdaptorInterfaces<org::iodrift::Monitor1_ada
     return impl_.Explain(name);
   }
   Dict ExplainFields(const std::string& name) override { return impl_.ExplainFields(name); }
+  std::tuple<std::string, std::string> Boots(const std::string& name) override {
+    if (!impl_.options.baselines) throw sdbus::Error(kErrorFailed, "boots are not available");
+    return BootsAnswer(impl_.scheduler.Probes(), impl_.options.baselines(), name);
+  }
   std::vector<std::string> Reload() override {
     const sdbus::Message* message = getObject().getCurrentlyProcessedMessage();
     return impl_.Reload(impl_.Authorize(message ? message->getSender() : std::string(), "Reload"));
@@ -226,8 +225,7 @@ void DbusService::Impl::RunProbe(sdbus::Result<Dict>&& reply, const std::string&
   bool known = false;
   for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
   if (!known) {
-    reply.returnError(sdbus::Error(
-        kErrorUnknownProbe, "no probe named " + Quoted(name) + "; ListProbes shows the names"));
+    reply.returnError(UnknownProbeError(name));
     return;
   }
   if (auto wait = limiter.Acquire(sender); wait.count() > 0) {
@@ -273,8 +271,7 @@ std::tuple<std::string, std::string, std::string> DbusService::Impl::DiagnoseBeg
   bool known = false;
   for (const auto& spec : scheduler.Probes()) known = known || spec.name == name;
   if (!known) {
-    throw sdbus::Error(kErrorUnknownProbe,
-                       "no probe named " + Quoted(name) + "; ListProbes shows the names");
+    throw UnknownProbeError(name);
   }
   if (!options.diagnoser) throw sdbus::Error(kErrorFailed, "diagnose is not available");
   auto admit = [&]() -> std::string {
@@ -326,8 +323,7 @@ DbusService::Impl::Explanation DbusService::Impl::Explained(const std::string& n
     if (candidate.name == name) spec = candidate;
   }
   if (!spec) {
-    throw sdbus::Error(kErrorUnknownProbe,
-                       "no probe named " + Quoted(name) + "; ListProbes shows the names");
+    throw UnknownProbeError(name);
   }
   if (!options.record) throw sdbus::Error(kErrorFailed, "explain is not available in this daemon");
   auto record = options.record(name);

@@ -5,12 +5,13 @@
 // RunProbe (asynchronous: the bus thread only queues the request; a completer thread answers
 // when the scheduler's future resolves; a request for a probe already running joins that run),
 // Snapshot (meminfo and uptime read now), Explain (drift.h ExplainProbe on the probe's record
-// from the app's ResultStore), Reload (through a callback of the app), the
-// ProbeCompleted signal for every recorded result (scheduled or on demand) and the Version
-// property. RunProbe is rate limited per caller and globally (rate_limiter.h) and at most
-// `max_pending` requests wait at once (Busy beyond). Reload is rate limited per caller uid and
-// globally (`reload_rate_limits`), refused with RateLimited naming the limit — except for root and
-// the daemon's own user, who may send SIGHUP (an unlimited reload) anyway.
+// from the app's ResultStore), Boots (the probe's record of its last boots, boots_answer.h), Reload
+// (through a callback of the app), the ProbeCompleted signal for every recorded result (scheduled
+// or on demand) and the Version property. RunProbe is rate limited per caller and globally
+// (rate_limiter.h) and at most `max_pending` requests wait at once (Busy beyond). Reload is rate
+// limited per caller uid and globally (`reload_rate_limits`), refused with RateLimited naming the
+// limit — except for root and the daemon's own user, who may send SIGHUP (an unlimited reload)
+// anyway.
 //
 // Bus choice (`mode`, the `dbus` config key): "system", "session", an ADDRESS
 // ("unix:path=/run/x"), or "auto": the system bus when it is reachable and the name can be owned
@@ -26,8 +27,8 @@
 // after the Diagnoser's own checks (so a refusal during the cooldown names the cooldown), and
 // every experiment run is charged to the caller's and the global bucket (RateLimiter::Charge).
 //
-// Access: ListProbes, Snapshot, Explain and Version are open to every caller; RunProbe, Diagnose*
-// and Reload are answered AccessDenied unless the caller (uid and groups from the bus's
+// Access: ListProbes, Snapshot, Explain, Boots and Version are open to every caller; RunProbe,
+// Diagnose* and Reload are answered AccessDenied unless the caller (uid and groups from the bus's
 // GetConnectionCredentials) is root, the daemon's own user, or a member of `admin_group`. The
 // check is the daemon's own, on top of the system-bus policy, so a session bus or a bus address
 // with a looser policy grants nothing more.
@@ -60,11 +61,14 @@ namespace iodrift::daemon::dbus {
 using ReloadFn = std::function<std::vector<std::string>()>;
 // The state of probe `name` (ProbeStates::Get); null when no such probe is configured. Bus thread.
 using RecordFn = std::function<std::shared_ptr<const analysis::ProbeState>(const std::string&)>;
+// The baselines and boot record (ProbeStates::Baselines). Bus thread.
+using BaselinesFn = std::function<analysis::BaselineState()>;
 
 struct DbusServiceOptions {
   std::string mode = "auto";       // auto | system | session | ADDRESS (not "none")
   ProcRoot proc_root;              // for Snapshot
   RecordFn record;                 // for Explain; without it Explain answers Failed
+  BaselinesFn baselines;           // for Boots; without it Boots answers Failed
   Diagnoser* diagnoser = nullptr;  // for Diagnose*; without it they answer Failed
   RateLimiterOptions rate_limits;
   // Reload, per caller uid: 3 at once, then one every 5 s; all callers: 5, then one every 2 s.

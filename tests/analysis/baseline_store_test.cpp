@@ -82,7 +82,9 @@ TEST(UpdateBaseline, IsTheMedianOfTheFirstCleanRunsAndSkipsSuspectOnes) {
   EXPECT_TRUE(update.changed);
   EXPECT_EQ(pb.worst_ratio, 0.5);
   EXPECT_EQ(pb.uptime_at_worst, 86400);
-  EXPECT_FALSE(UpdateBaseline(pb, Result(240)).changed);  // 0.8 is not worse
+  update = UpdateBaseline(pb, Result(240));
+  EXPECT_FALSE(update.worst);  // 0.8 is not worse
+  EXPECT_EQ(pb.worst_ratio, 0.5);
   ProbeResult memory_suspect = Result(30);
   memory_suspect.suspect = {"low_free_memory"};  // the drift itself: counts for the worst
   UpdateBaseline(pb, memory_suspect);
@@ -376,7 +378,7 @@ BaselineState LongState(const std::string& boot_id, int probes, int past) {
     pb.boot_id = "past-" + std::to_string(b);
     pb.boot_time_seconds = 1000 + b;
     for (int i = 0; i < probes; ++i) {
-      pb.probes.push_back(PastProbe{KeyOf(LongResult(i, 1)), 1e8, 0.5, 100});
+      pb.probes.push_back(PastProbe{KeyOf(LongResult(i, 1)), 1e8, 0.5, 100, {}});
     }
     state.history.push_back(std::move(pb));
   }

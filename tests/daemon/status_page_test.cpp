@@ -254,7 +254,7 @@ TEST(RenderStatusPage, EscapesProbeTargetsAndErrors) {
   in.baselines.history.push_back(
       {"<past>",
        1'600'000'000,
-       {{{"x", probes::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0}}});
+       {{{"x", probes::ProbeKind::kCached, target, 0}, 1e8, 0.5, 7200.0, {}}}});
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_EQ(Count(page, "<script>"), 1u);  // our own, nothing injected
   EXPECT_EQ(page.find("<b>"), std::string::npos);
@@ -336,7 +336,7 @@ TEST(RenderStatusPage, ListsTheBaselinesOfThisAndPastBoots) {
   in.baselines.history.push_back(
       {"fedcba9876543210",
        1'690'000'000,
-       {{{"r", probes::ProbeKind::kRandom, "/dev/vdb", 64}, 5000.0, 0.42, 3'456'000.0}}});
+       {{{"r", probes::ProbeKind::kRandom, "/dev/vdb", 64}, 5000.0, 0.42, 3'456'000.0, {}}}});
   const std::string page = RenderStatusPage(With(in, pp));
   EXPECT_NE(page.find("<td>this boot (01234567)</td>"), std::string::npos) << page;
   EXPECT_NE(page.find("100 MiB/s"), std::string::npos);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -147,6 +148,50 @@ TEST(SvgChart, ASinglePointOrAnEmptyChartStillRenders) {
   EXPECT_EQ(Count(empty, "<circle"), 0u);
   EXPECT_NE(empty.find("</svg>"), std::string::npos);
   EXPECT_EQ(empty.find("nan"), std::string::npos);
+}
+
+// log_x places x by log10: each decade of [1, 10^4] takes a quarter of the plot (78 to 608), and an
+// x at or below 0, NaN, or far outside the range is drawn at the nearer edge.
+TEST(SvgChart, LogXPlacesDecadesEvenlyAndClampsTheRest) {
+  Chart c;
+  c.id = "log";
+  c.title = "log";
+  c.log_x = true;
+  c.x_min = 1;
+  c.x_max = 1e4;
+  ChartSeries s{"boot", "b", "#123456", false, true, {}};
+  for (double x : {1.0, 10.0, 100.0, 1000.0, 1e4}) s.points.push_back({x, 1, 0, ""});
+  c.series = {s};
+  auto cx = testing::SvgSeriesCx(RenderChart(c), "b");
+  ASSERT_EQ(cx.size(), 5u);
+  for (std::size_t i = 0; i < cx.size(); ++i) EXPECT_NEAR(cx[i], 78 + 132.5 * i, 0.06) << i;
+
+  c.series[0].points = {{0, 1, 0, ""},
+                        {-5, 1, 0, ""},
+                        {std::nan(""), 1, 0, ""},
+                        {1e12, 1, 0, ""},
+                        {1e-300, 1, 0, ""}};
+  c.boots = {0, 1e12};
+  c.failures = {{-1, "before"}, {1e12, "after"}};
+  const std::string svg = RenderChart(c);
+  cx = testing::SvgSeriesCx(svg, "b");
+  EXPECT_EQ(cx, (std::vector<double>{78, 78, 78, 608, 78})) << svg;
+  for (double x : testing::SvgXCoordinates(svg)) {
+    EXPECT_GE(x, 0) << svg;
+    EXPECT_LE(x, 640) << svg;
+  }
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+
+  // One point (or an x_min at 0) still renders with the point inside.
+  c.x_min = c.x_max = 0;
+  c.series[0].points = {{3600, 1, 0, ""}};
+  cx = testing::SvgSeriesCx(RenderChart(c), "b");
+  ASSERT_EQ(cx.size(), 1u);
+  EXPECT_EQ(cx[0], 608);
+  c.x_min = c.x_max = 3600;
+  cx = testing::SvgSeriesCx(RenderChart(c), "b");
+  EXPECT_NEAR(cx[0], 343, 0.06);
 }
 
 }  // namespace

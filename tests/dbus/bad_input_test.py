@@ -6,8 +6,10 @@ arguments, a raw connection for a 1 MB string, which no command line can carry),
 one the daemon must still be running, answer ListProbes and serve /metrics:
 
   RunProbe("nope"), RunProbe(""), RunProbe(<1 MiB of "a">), RunProbe("../../etc/passwd"),
-  RunProbe("/dev/vda"), "mem " / "mem\\n" / "MEM" (near misses)            → UnknownProbe
-  RunProbe(int32 5), RunProbe(), RunProbe("mem", "extra"), Reload("x"), Snapshot(uint32 1)
+  RunProbe("/dev/vda"), "mem " / "mem\\n" / "MEM" (near misses), Boots("nope"),
+  Boots("../../etc/passwd"), Boots(<1 MiB>) (its reply under 4 KiB)        → UnknownProbe
+  RunProbe(int32 5), RunProbe(), RunProbe("mem", "extra"), Reload("x"), Snapshot(uint32 1),
+  Boots(int32 5)
                                                         → org.freedesktop.DBus.Error.InvalidArgs
   Frobnicate() on the interface, ListProbes on another interface or object path
                                                         → UnknownMethod / UnknownInterface / UnknownObject
@@ -100,6 +102,8 @@ try:
                             ("RunProbe('mem ')", "mem "), ("RunProbe('mem\\n')", "mem\n"),
                             ("RunProbe('MEM')", "MEM")):
             busctl_call(label, (UNKNOWN_PROBE,), "RunProbe", "s", name)
+        busctl_call("Boots('nope')", (UNKNOWN_PROBE,), "Boots", "s", "nope")
+        busctl_call("Boots('../../etc/passwd')", (UNKNOWN_PROBE,), "Boots", "s", "../../etc/passwd")
 
         # A 1 MiB name over a raw connection (too long for any command line).
         conn = RawConnection(addr)
@@ -110,6 +114,13 @@ try:
             fail(f"RunProbe(1 MiB): got {reply[0]}: {reply[1][:200]!r}")
         print(f"{'RunProbe(<1 MiB name>)':48s} → {reply[0]} (reply {reply[2]} bytes)")
         healthy("a 1 MiB name")
+        conn = RawConnection(addr)
+        reply = conn.error_reply(conn.send(NAME, PATH, IFACE, "Boots", big))
+        conn.close()
+        if reply[0] != UNKNOWN_PROBE or reply[2] > 4096:
+            fail(f"Boots(1 MiB): got {reply[0]}, {reply[2]} bytes: {reply[1][:200]!r}")
+        print(f"{'Boots(<1 MiB name>)':48s} → {reply[0]} (reply {reply[2]} bytes)")
+        healthy("a 1 MiB name to Boots")
 
         # Wrong argument types and counts.
         busctl_call("RunProbe(int32 5)", (INVALID_ARGS,), "RunProbe", "i", "5")
@@ -118,6 +129,7 @@ try:
         busctl_call("RunProbe(array of strings)", (INVALID_ARGS,), "RunProbe", "as", "1", "mem")
         busctl_call("Reload('x')", (INVALID_ARGS,), "Reload", "s", "x")
         busctl_call("Snapshot(uint32 1)", (INVALID_ARGS,), "Snapshot", "u", "1")
+        busctl_call("Boots(int32 5)", (INVALID_ARGS,), "Boots", "i", "5")
 
         # Unknown members, interfaces and objects.
         busctl_call("Frobnicate()", ("org.freedesktop.DBus.Error.UnknownMethod",), "Frobnicate")

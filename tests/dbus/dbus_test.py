@@ -39,8 +39,8 @@ try:
             fail(f"busctl ListProbes: {out!r}")
 
         res = dbus.busctl(addr, "introspect", NAME, PATH, IFACE)
-        for member in ("ListProbes", "RunProbe", "Snapshot", "Explain", "ExplainFields", "Reload",
-                       "ProbeCompleted", "Version"):
+        for member in ("ListProbes", "RunProbe", "Snapshot", "Explain", "ExplainFields", "Boots",
+                       "Reload", "ProbeCompleted", "Version"):
             if member not in res.stdout:
                 fail(f"introspection lacks {member}: {res.stdout}{res.stderr}")
         res = dbus.busctl(addr, "get-property", NAME, PATH, IFACE, "Version")

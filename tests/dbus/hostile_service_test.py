@@ -3,9 +3,9 @@
 characters escaped.
 
 A fake org.iodrift.Monitor1 on a private bus (tests/lib/iodrift_test/dbus_service.py) answers
-ListProbes, Explain, ExplainFields, Reload and RunProbe (an error) with text full of terminal escape codes:
+ListProbes, Explain, ExplainFields, Boots, Reload and RunProbe (an error) with text full of terminal escape codes:
 clear screen (ESC [2J), set window title (ESC ] 0; … BEL), a C1 CSI (U+009B), DEL, carriage
-return and backspace. For `list`, `explain`, `reload` and `run`, iodriftctl's output (stdout and
+return and backspace. For `list`, `explain`, `boots` (text and --json), `reload` and `run`, iodriftctl's output (stdout and
 stderr) must hold no control character but newline and tab, no DEL and no C1 control — each is
 shown as \\xNN or \\u00NN — and `list --json` must still give back the exact strings.
 Before the fix iodriftctl printed them raw: the service could clear or retitle the terminal.
@@ -60,6 +60,7 @@ with dbus.Bus() as bus:
                                     "text": ("s", EXPLAIN),
                                     "figures": ("a{sd}", {"ratio\x1b[1m": 0.5})}),
         "Reload": ("as", [PROBLEM, "second\x1b[2K"]),
+        "Boots": ("ss", "boots\x1b[2J text\x9b", '{"name":"x\x1b]0;t\x07","boots":[]}\n'),
         "RunProbe": ("!error", "org.iodrift.Error.Failed", ERROR),
     })
     try:
@@ -94,6 +95,11 @@ with dbus.Bus() as bus:
             fail(f"iodriftctl explain --json: cause {got.get('cause')!r}, want the field's "
                  f"'device\\x1b[2J': {res.stdout!r}")
 
+        res = ctl(bus.address, "boots", "x")
+        check("boots", res, [r"boots\x1b[2J text\u009b"])
+        res = ctl(bus.address, "boots", "x", "--json")
+        check("boots --json", res, [r'{"name":"x\x1b]0;t\x07","boots":[]}'])
+
         res = ctl(bus.address, "reload")
         if res.returncode != 1:
             fail(f"iodriftctl reload: exit {res.returncode}, want 1 (problems)")
@@ -106,4 +112,4 @@ with dbus.Bus() as bus:
     finally:
         svc.close()
 
-print("ok: iodriftctl escapes what a hostile service sends (list, explain, reload, run)")
+print("ok: iodriftctl escapes what a hostile service sends (list, explain, boots, reload, run)")

@@ -5,7 +5,7 @@ changed), our policy file included verbatim, and iodriftd running as the unprivi
 `iodrift` with `--dbus auto` (DBUS_SYSTEM_BUS_ADDRESS points at the private bus).
 
 Checks: the name is owned by the iodrift user; an unprivileged caller (nobody, no groups) can
-ListProbes, Snapshot, Explain and read Version, and is denied RunProbe and Reload with
+ListProbes, Snapshot, Explain, Boots and read Version, and is denied RunProbe and Reload with
 AccessDenied; a caller in group iodrift can RunProbe. Then the daemon's own check, with a
 permissive bus where the policy lets everything through: nobody still gets
 org.iodrift.Error.AccessDenied for RunProbe and Reload, a member of group iodrift runs.
@@ -166,6 +166,8 @@ try:
             expect_ok(call(addr, "ListProbes", prefix=NOBODY), "nobody ListProbes", '"rnd"')
             expect_ok(call(addr, "Snapshot", prefix=NOBODY), "nobody Snapshot", '"MemTotal"')
             expect_ok(call(addr, "Explain", "s", "rnd", prefix=NOBODY), "nobody Explain",
+                      "probe rnd")
+            expect_ok(call(addr, "Boots", "s", "rnd", prefix=NOBODY), "nobody Boots",
                       "probe rnd")
             expect_ok(dbus.busctl(addr, "get-property", NAME, PATH, IFACE, "Version",
                                   prefix=NOBODY), "nobody Version", "s ")

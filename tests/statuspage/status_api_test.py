@@ -4,7 +4,7 @@
 A memory probe every second with status.history_runs: 3: the history fills to 3 and stays there
 while runs go on (the ring's bound in the running daemon); a SIGHUP with history_runs: 2 trims it
 to 2; GET / carries SVG charts. Then status.enabled: false: GET / is the plain landing page (no
-charts) and /api/v1/probes answers 404.
+charts) and /api/v1/probes and /api/v1/boots answer 404.
 """
 import json
 import os
@@ -91,9 +91,10 @@ try:
         status, _, page = d.get("/")
         if status != 200 or "<svg" in page or "href=\"/metrics\"" not in page:
             fail(f"status.enabled: false should serve the plain landing page: {page[:1000]}")
-        status, _, body = d.get("/api/v1/probes")
-        if status != 404 or "status.enabled" not in body:
-            fail(f"status.enabled: false: /api/v1/probes answered {status} {body!r}")
+        for path in ("/api/v1/probes", "/api/v1/boots"):
+            status, _, body = d.get(path)
+            if status != 404 or "status.enabled" not in body:
+                fail(f"status.enabled: false: {path} answered {status} {body!r}")
     print("ok")
 finally:
     shutil.rmtree(work, ignore_errors=True)

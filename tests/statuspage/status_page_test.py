@@ -8,6 +8,8 @@ runs the test checks:
   * chromium --dump-dom: the rendered DOM has four SVG charts per probe with a legend each, >= 2
     data points (<circle>) on every probe's figure chart, the baseline line, and the inline script
     ran to its end (body[data-js=ready]); chromium logged no console error;
+  * the boots chart (ratio against uptime, one line per boot) of every probe that has a point in
+    GET /api/v1/boots is in the DOM with one series per boot (the test waits for one such probe);
   * chromium --screenshot: a PNG of 1280 px width that is not blank (decoded with zlib here).
 IODRIFT_STATUS_SCREENSHOT=PATH copies the screenshot there; docs/status-page.png was made with
 IODRIFT_STATUS_MIN_RUNS=15 (then cropped to the summary and the first probe, to stay < 300 KB).
@@ -63,6 +65,8 @@ class Dom(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.sections = {}  # probe -> {svg_id: {"circles": n, "legend": n, "baseline": n}}
+        self.boots_charts = {}  # boots-chart-N -> series (boots) drawn
+        self.boots_chart = None
         self.body = {}
         self.section = None
         self.svg = None
@@ -76,6 +80,11 @@ class Dom(html.parser.HTMLParser):
         elif tag == "section" and "probe" in a.get("class", "").split():
             self.section = a.get("data-probe")
             self.sections[self.section] = {}
+        elif tag == "svg" and a.get("id", "").startswith("boots-chart-"):
+            self.boots_chart = a["id"]
+            self.boots_charts[self.boots_chart] = 0
+        elif self.boots_chart and tag == "g" and a.get("class", "").startswith("series boot-"):
+            self.boots_charts[self.boots_chart] += 1
         elif tag == "svg" and "chart" in a.get("class", "").split() and self.section:
             self.svg = a.get("id")
             self.sections[self.section][self.svg] = {"circles": 0, "legend": 0, "baseline": 0}
@@ -93,6 +102,7 @@ class Dom(html.parser.HTMLParser):
     def handle_endtag(self, tag):
         if tag == "svg":
             self.svg = None
+            self.boots_chart = None
         elif tag == "g":
             self.in_baseline = 0
         elif tag == "section":
@@ -217,6 +227,21 @@ with Scratch("status") as scratch:
         if not any(h["baseline"] for p in doc["probes"] for h in p["history"]):
             print("note: no baseline formed yet (needs 5 clean runs per probe)")
 
+        # The boots chart needs a counted run after a baseline (5 clean runs) of some probe.
+        def boots_with_points():
+            status, _, body = d.get("/api/v1/boots")
+            if status != 200:
+                fail(f"/api/v1/boots answered {status}: {body}")
+            return {f"boots-chart-{i}": len(p["boots"])
+                    for i, p in enumerate(json.loads(body)["probes"])
+                    if any(b["last_ratio"] is not None for b in p["boots"])}
+
+        deadline = time.monotonic() + 60
+        while not (boots := boots_with_points()):
+            if time.monotonic() > deadline:
+                fail(f"no probe has a counted run after its baseline in 60 s:\n{d.stderr()[-3000:]}")
+            time.sleep(1)
+
         # The page through Chromium: DOM.
         url = d.url("/")
         dom_text, dom_err = chromium(work, "--dump-dom", url)
@@ -243,6 +268,11 @@ with Scratch("status") as scratch:
                 fail(f"{name}: no memory context points: {charts}")
             print(f"{name}: " + ", ".join(f"{k.rsplit('-', 1)[1]} {v['circles']} points"
                                           for k, v in charts.items()))
+        for chart_id, n in boots.items():
+            if dom.boots_charts.get(chart_id) != n:
+                fail(f"boots chart {chart_id}: {dom.boots_charts.get(chart_id)} lines, want {n} "
+                     f"(one per boot): {dom.boots_charts}")
+        print(f"boots charts: {dom.boots_charts}")
         bad = console_errors(dom_err)
         if bad:
             fail("console errors:\n" + "\n".join(bad))

@@ -12,6 +12,7 @@
 //                            compacting and warming free memory (opt-in, root/group iodrift);
 //                            as root it makes the /proc/sys/vm steps itself between the
 //                            daemon's measurements (the daemon never has that right)
+//     boots NAME [--json]    the probe's record of its last boots (tools/iodriftctl/boots.h)
 //     reload                 make the daemon re-read its config file; prints the problems
 //     watch [--json]         print every ProbeCompleted signal (with its start time) until
 //                            interrupted
@@ -47,6 +48,7 @@
 #include "daemon/probe_report.h"
 #include "iodrift_version.h"
 #include "monitor1_proxy.h"  // generated from org.iodrift.Monitor1.xml
+#include "tools/iodriftctl/boots.h"
 
 namespace {
 
@@ -88,6 +90,8 @@ Commands:
   diagnose NAME [--json] would a reboot help? re-measure probe NAME after dropping
                         caches, slab, compacting (those three as root only) and
                         warming free memory (opt-in: diagnose.enabled: true)
+  boots NAME [--json]   compare probe NAME's last 20 boots: its ratio at 1 h, 1 d,
+                        7 d, 30 d of uptime, the last ratio and the worst of each boot
   reload                make iodriftd re-read its config file
   watch [--json]        print every completed probe (ProbeCompleted) until interrupted
 
@@ -97,7 +101,7 @@ Options:
   -h, --help            this help; `iodriftctl COMMAND --help` for one command
   -V, --version         show the version and exit
 
-Access: list, snapshot, explain are for every user; run, diagnose and reload for root and members of
+Access: list, snapshot, explain, boots are for every user; run, diagnose and reload for root and members of
 group iodrift (others get org.iodrift.Error.AccessDenied, exit 1).
 
 Exit status: 0 ok, 1 probe failed or request refused (rate limit, busy, access denied, config
@@ -186,6 +190,7 @@ Environment: IODRIFTCTL_VM_DIR, a directory that stands in for /proc/sys/vm for 
 (the test suite uses it so that an unprivileged test never drops the machine's caches). Ignored
 when iodriftctl runs set-user-ID or with raised capabilities (secure_getenv).
 )"},
+    {"boots", iodrift::ctl::kBootsHelp},
     {"reload", R"(Usage: iodriftctl [--bus BUS] reload
 
 Makes iodriftd re-read and apply its config file. When the file has problems the daemon keeps
@@ -614,10 +619,11 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (command.empty()) {
-    return Usage("missing command (list, run, snapshot, explain, diagnose, reload, watch)");
+    return Usage("missing command (list, run, snapshot, explain, diagnose, boots, reload, watch)");
   }
   if (!kCommandHelp.count(command)) return Usage("unknown command '" + command + "'");
-  const bool takes_name = command == "run" || command == "explain" || command == "diagnose";
+  const bool takes_name =
+      command == "run" || command == "explain" || command == "diagnose" || command == "boots";
   if (args.size() != (takes_name ? 1u : 0u)) {
     return Usage(takes_name ? command + " needs exactly one probe NAME"
                             : command + " takes no arguments");
@@ -649,6 +655,10 @@ int main(int argc, char** argv) {
     if (command == "snapshot") return Snapshot(*client, json);
     if (command == "explain") return Explain(*client, args[0], json);
     if (command == "diagnose") return Diagnose(*client, args[0], json);
+    if (command == "boots") {
+      auto [text, json_text] = client->Boots(args[0]);
+      return iodrift::ctl::PrintBoots(text, json_text, json);
+    }
     if (command == "reload") return Reload(*client);
     if (command == "watch") {
       // Check the daemon is there before waiting for signals from it.
