@@ -16,7 +16,8 @@ bool NoteBootRun(BootRecord& record, double ratio, const std::optional<double>& 
   record.last_uptime = uptime_seconds;
   if (!uptime_seconds) return changed;
   for (std::size_t i = 0; i < kBootMarks.size(); ++i) {
-    if (!record.at[i] && *uptime_seconds >= kBootMarks[i]) {
+    if (!record.at[i] && *uptime_seconds >= kBootMarks[i] &&
+        *uptime_seconds < kBootMarkWindow * kBootMarks[i]) {
       record.at[i] = ratio;
       changed = true;
     }

@@ -8,9 +8,10 @@
 // Rules (NoteBootRun, on every run whose ratio counts for the worst ratio: a baseline exists and
 // the run is not suspect of a cache that was not dropped or of I/O pressure):
 //   - mark i (kBootMarks: 1 h, 1 d, 7 d, 30 d of uptime) takes the ratio of the first such run
-//     whose uptime is at or after it, once ("as reached"): absent until reached, never
-//     overwritten. A daemon first started late in a boot takes every passed mark with its first
-//     run (the mark's run uptime is not kept);
+//     whose uptime is at or after it and before twice it (kBootMarkWindow), once ("as
+//     reached"): absent until reached, never overwritten. A mark whose window passed without a
+//     counted run (the daemon was not running then, or started later in the boot) stays absent:
+//     a ratio taken at 25 h is not the ratio at 1 h, and the chart draws a mark at its uptime;
 //   - `last` is the ratio (and uptime) of the latest such run: on a past boot, the last ratio
 //     before shutdown;
 //   - the worst ratio and its uptime stay in ProbeBaseline / PastProbe; `worst_verdict` is the
@@ -36,6 +37,8 @@ namespace iodrift::analysis {
 inline constexpr std::size_t kMaxBootRecords = 20;
 inline constexpr std::array<double, 4> kBootMarks = {3600, 86400, 7 * 86400, 30 * 86400};
 inline constexpr std::array<const char*, 4> kBootMarkNames = {"1h", "1d", "7d", "30d"};
+// A mark is taken only by a run before this many times its uptime.
+inline constexpr double kBootMarkWindow = 2;
 
 // Applies one counted run (ratio at `uptime_seconds`; uptime unknown: only `last` moves).
 // Returns whether anything changed.

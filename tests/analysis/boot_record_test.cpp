@@ -48,13 +48,23 @@ TEST(BootRecord, TakesEachFixedUptimeOnceAsReached) {
   UpdateBaseline(pb, BootRun(70, 4000));  // after it: the first run stays
   EXPECT_EQ(pb.record.at[0], 0.8);
   EXPECT_FALSE(pb.record.at[1]);
-  UpdateBaseline(pb, BootRun(60, 86400 * 8));  // passes 1 d and 7 d with one run
+  UpdateBaseline(pb, BootRun(60, 86400 * 8));  // past 1 d's window (2 d), inside 7 d's
   EXPECT_EQ(pb.record.at[0], 0.8);
-  EXPECT_EQ(pb.record.at[1], 0.6);
+  EXPECT_FALSE(pb.record.at[1]);  // no run between 1 d and 2 d: not the ratio at 1 d
   EXPECT_EQ(pb.record.at[2], 0.6);
   EXPECT_FALSE(pb.record.at[3]);
   EXPECT_EQ(pb.record.last_ratio, 0.6);
   EXPECT_EQ(pb.record.last_uptime, 86400 * 8);
+}
+
+TEST(BootRecord, ADaemonStartedLateTakesOnlyTheMarkWhoseWindowItIsIn) {
+  ProbeBaseline pb;
+  for (int i = 0; i < 5; ++i) UpdateBaseline(pb, BootRun(100, 90000 + i));  // started at 25 h
+  UpdateBaseline(pb, BootRun(70, 90010));
+  EXPECT_FALSE(pb.record.at[0]);    // 1 h passed long ago: left absent, not filled with 25 h
+  EXPECT_EQ(pb.record.at[1], 1.0);  // the run that formed the baseline, inside [1 d, 2 d)
+  EXPECT_FALSE(pb.record.at[2]);
+  EXPECT_EQ(pb.record.last_ratio, 0.7);
 }
 
 TEST(BootRecord, LastRatioFollowsTheLatestCountedRunOnly) {
@@ -94,7 +104,7 @@ TEST(BootRecord, RollsOverToANewBootWithTheRecord) {
   s.boot_id = "boot-a";
   s.boot_time_seconds = 1000;
   s.probes["disk"] = Formed();
-  UpdateBaseline(s.probes["disk"], BootRun(40, 7200));
+  UpdateBaseline(s.probes["disk"], BootRun(40, 7000));
   s.probes["disk"].record.worst_verdict = "device";
   BaselineState next = ForBoot(s, "boot-b", 9000);
   EXPECT_TRUE(next.probes.empty());

@@ -14,8 +14,9 @@ it back? Prints one line per boot, this boot first, then up to 19 past boots new
   boot       the boot id (first 8 characters) and the boot time (UTC)
   1h 1d 7d 30d
              the ratio (figure / that boot's own post-boot baseline; below 1 is slower)
-             of the first run at or after that uptime, taken once as reached; "-" until the
-             boot reached it (or when the daemon was not running then)
+             of the first run at or after that uptime and before twice it, taken once as
+             reached; "-" until the boot reached it, or when no run fell in that window
+             (the daemon was not running then)
   last       the latest ratio of the boot: for a past boot, the last one before shutdown
   worst at   the boot's worst ratio and the uptime it happened at
   verdict    the cause the verdict gave at that worst run (docs/reading-drift.md "Reading a
