@@ -293,7 +293,18 @@ Verdict DecideVerdict(const VerdictInput& in) {
   };
 
   // 3. Memory waits, in whatever part they were spent; re-reads of evicted pages among them.
-  const Evidence reclaim_rereads = WithRereads(in, u, memory_wait, blkio, cgroup_memory);
+  Evidence reclaim_rereads = WithRereads(in, u, memory_wait, blkio, cgroup_memory);
+  if (!memory_wait.known && !blkio.known && cgroup_memory.known) {
+    // Without delay accounting, where the reads fetched their pages again: the daemon's cgroup
+    // memory stall stands for the readers' reclaim delay and the off-CPU wait for their block
+    // I/O (re-reads only; without them the stall alone names nothing here).
+    const Evidence off_cpu = u.Of(in, {DriftFeature::kWaitRatio}, "off-CPU wait");
+    Evidence stand_in = WithRereads(in, u, cgroup_memory, off_cpu, cgroup_memory);
+    if (stand_in.label != cgroup_memory.label) {
+      stand_in.label = "cgroup memory stall and re-read off-CPU wait";
+      reclaim_rereads = stand_in;
+    }
+  }
   if (reclaim_rereads.label != memory_wait.label) add_figure(reclaim_rereads);
   const bool reclaim_carries = u.Carries(reclaim_rereads);
   const bool compaction_carries = u.Carries(compaction);

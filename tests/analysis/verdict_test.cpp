@@ -565,6 +565,36 @@ TEST(Verdict, WithoutDelayAccountingDirectReadsAndTwin) {
   EXPECT_TRUE(v.wants_twin_run) << v.line;
 }
 
+// Without delay accounting, re-reads under a memory cgroup's limit: the cause zoo's memory_high
+// case in stock mode (cgroup v1: no memory.events, so no memory.high branch), buffered run at
+// 10 % of baseline reading 3.00x the bytes it delivered; before, undetermined (run-queue wait
+// and kernel CPU grew too, nothing carried). The cgroup's memory stall (1.84 s/GiB) and the
+// re-read share of the off-CPU wait (2/3 of 1.69) carry 78 % of the added 3.83 s/GiB.
+TEST(Verdict, WithoutDelayAccountingReReadsUnderAMemoryCgroup) {
+  const Parts base =
+      NoDelayacct({.kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0});
+  Parts squeezed = NoDelayacct({.kernel = 1.19,
+                                .wait = 1.69,
+                                .runqueue = 1.38,
+                                .cgroup_memory = 1.84,
+                                .psi_io = 0.85,
+                                .others = 0,
+                                .amplification = 3.0});
+  Parts no_rereads = squeezed;  // the same stall, but every page read once
+  no_rereads.amplification = 1.0;
+  Parts no_stall = squeezed;  // read twice, but the cgroup did not stall on memory
+  no_stall.cgroup_memory = 0;
+  Check({
+      {"memory cgroup stall and re-reads", squeezed, base, ProbeKind::kBuffered, false,
+       std::nullopt, Cause::kMemoryReclaim, "cgroup memory stall and re-read off-CPU wait"},
+      // NOT memory_reclaim:
+      {"the stall without re-reads", no_rereads, base, ProbeKind::kBuffered, false, std::nullopt,
+       Cause::kUndetermined, ""},
+      {"re-reads without the stall", no_stall, base, ProbeKind::kBuffered, false, std::nullopt,
+       Cause::kUndetermined, ""},
+  });
+}
+
 // Issue 15's slow state, recorded without delay accounting: a buffered run spent 1.16 s/GiB in
 // kernel CPU against 0.10 s/GiB in the fast state (562 vs 819 MiB/s), the device as busy per
 // GiB, no allocation stalls, direct unchanged: page allocation.
