@@ -502,10 +502,10 @@ TEST(Verdict, WithoutDelayAccounting) {
 // Without delay accounting, the device causes rest on the reads' own requests: a direct read's
 // off-CPU wait is its own device requests, and a buffered run whose direct twin slowed from the
 // same moment waited on that device. Figures of the cause zoo in stock mode (task_delayacct=0,
-// 2 vCPU at 80-95 % CPU pressure, cgroup v1 + the daemon's io.pressure), seconds per GiB; every
-// one of these runs was undetermined before: the daemon's cgroup io stall covered 50-53 % of the
-// off-CPU wait (the throttle, the slow store), others moved 73-94 % of the device's bytes
-// (another reader).
+// 2 vCPU at 80-95 % CPU pressure, the daemon in the root cgroup: its io stall is the system's),
+// seconds per GiB; every one of these runs was undetermined before: the daemon's cgroup io stall
+// covered 50-53 % of the off-CPU wait (the throttle, the slow store), others moved 73-94 % of the
+// device's bytes (another reader).
 TEST(Verdict, WithoutDelayAccountingDirectReadsAndTwin) {
   // device_throttle (20 MiB/s blkio read throttle): direct at 3 % of baseline.
   const Parts thr_base = NoDelayacct(
