@@ -11,11 +11,11 @@ every run (ratio, verdict line, time parts) as JSON lines.
 Fails when any run names a wrong cause (a cause other than the induced one; for healthy runs,
 any cause), and when a case's induced slowdown lasted (a run and the 2 before it of its probe
 below 90 % of baseline) but more than half of those lasting runs were undetermined ("UNNAMED").
-A cause named in fewer than 9 of 10 runs is reported in the matrix ("below 9/10").
-kernel.task_delayacct is left as found (stock mode); IODRIFT_CAUSES_DELAYACCT=1 switches delay
-accounting on for the run and restores it. A case this machine cannot produce says skipped with its figures; the test is
-skipped (77) only when every case was. IODRIFT_CAUSES_CASES=a,b runs the named cases only;
-IODRIFT_CAUSES_EVIDENCE=FILE also writes the per-run evidence there.
+A cause named in fewer than 9 of 10 runs is reported in the matrix ("below 9/10"). A case this
+machine cannot produce says skipped with its figures; the test is skipped (77) only when every
+case was. kernel.task_delayacct is left as found (stock mode); IODRIFT_CAUSES_DELAYACCT=1
+switches delay accounting on for the run and restores it. IODRIFT_CAUSES_CASES=a,b runs the
+named cases only; IODRIFT_CAUSES_EVIDENCE=FILE also writes the per-run evidence there.
 
 Needs root, losetup, mkfs.ext4 (faultfs, sshfs/sshd for their cases); else exit 77.
 """
@@ -36,7 +36,8 @@ need_root("mkfs.ext4", "losetup")
 
 @contextlib.contextmanager
 def delayacct_mode():
-    """Yields how the run sees delay accounting: "on", "off (as found)", "off (why)"."""
+    """Yields how the run sees delay accounting, as printed: "off (as found: ...)", "on (as
+    found)", "on (IODRIFT_CAUSES_DELAYACCT=1)" or "off (why it could not be switched on)"."""
     if os.environ.get("IODRIFT_CAUSES_DELAYACCT", "0") != "1":
         try:
             with open(delayacct.SYSCTL) as f:
