@@ -293,7 +293,18 @@ Verdict DecideVerdict(const VerdictInput& in) {
   };
 
   // 3. Memory waits, in whatever part they were spent; re-reads of evicted pages among them.
-  const Evidence reclaim_rereads = WithRereads(in, u, memory_wait, blkio, cgroup_memory);
+  Evidence reclaim_rereads = WithRereads(in, u, memory_wait, blkio, cgroup_memory);
+  if (!memory_wait.known && !blkio.known && cgroup_memory.known) {
+    // Without delay accounting, where the reads fetched their pages again: the daemon's cgroup
+    // memory stall stands for the readers' reclaim delay and the off-CPU wait for their block
+    // I/O (re-reads only; without them the stall alone names nothing here).
+    const Evidence off_cpu = u.Of(in, {DriftFeature::kWaitRatio}, "off-CPU wait");
+    Evidence stand_in = WithRereads(in, u, cgroup_memory, off_cpu, cgroup_memory);
+    if (stand_in.label != cgroup_memory.label) {
+      stand_in.label = "cgroup memory stall and re-read off-CPU wait";
+      reclaim_rereads = stand_in;
+    }
+  }
   if (reclaim_rereads.label != memory_wait.label) add_figure(reclaim_rereads);
   const bool reclaim_carries = u.Carries(reclaim_rereads);
   const bool compaction_carries = u.Carries(compaction);
@@ -355,31 +366,52 @@ Verdict DecideVerdict(const VerdictInput& in) {
         return no_cause("the device served our I/O and others' alike");
       }
     } else {
-      // The fallback: the off-CPU wait is the device's only when the device was not serving
-      // others and the system's io stall could hold the whole wait.
+      // The fallback. Block I/O without delay accounting: a direct read's off-CPU wait is its
+      // own device requests (each O_DIRECT read is one, no page cache between); a buffered run
+      // whose direct twin slowed from the same moment waited on the device the twin did (a twin
+      // still to run is asked for below, rule 6). The device's bytes then say whose I/O it
+      // served. Otherwise the wait is the device's only when the device was not serving others
+      // and the io stall could hold the whole wait.
       if (!std::isfinite(others)) {
         return no_cause(no_blkio + " and whether the device served others unknown");
       }
-      if (others > kOthersQuiet) {
-        return no_cause(
-            "others moved " + Percent(others) +
-            " of the device's bytes, and the wait cannot be put on block I/O: " + no_blkio);
-      }
-      // The daemon's own cgroup's io stall where it has one (a service's cgroup holds only the
-      // daemon); else the system's, which weighs each CPU by its busy time.
-      const double own_io = At(in.now, DriftFeature::kCgroupIoStallRatio);
-      const bool own = std::isfinite(own_io);
-      const double io = own ? own_io : At(in.now, DriftFeature::kPsiIo);
-      const std::string stall = own ? "the daemon's cgroup io stall" : "the system's io stall";
-      const double wait_share = At(in.now, DriftFeature::kWaitRatio);
-      if (!std::isfinite(io)) return no_cause(no_blkio + " and no PSI io");
-      if (io < kIoCover * wait_share) {
-        return no_cause(stall + " covers only " + Percent(wait_share > 0 ? io / wait_share : 0) +
-                        " of the off-CPU wait: not block I/O alone; " + no_blkio);
-      }
-      cause = Cause::kDevice;
+      const bool direct = in.kind == ProbeKind::kDirect;
+      const bool twin_slowed =
+          in.kind == ProbeKind::kBuffered && in.twin_ratio && *in.twin_ratio < kSlowdownRatio;
+      const bool twin_pending =
+          in.kind == ProbeKind::kBuffered && in.twin_kind && in.twin_stale_offset_seconds;
       evidence = &part;
-      note = no_blkio + ": the wait is taken as block I/O as " + stall + " covers it";
+      if (direct || twin_slowed || twin_pending) {
+        if (others >= kOthersBusy) {
+          cause = Cause::kDeviceBusy;
+        } else if (others <= kOthersQuiet) {
+          cause = Cause::kDevice;
+        } else {
+          return no_cause("the device served our I/O and others' alike; " + no_blkio);
+        }
+        note = no_blkio + (direct ? ": a direct read's off-CPU wait is its own device requests"
+                                  : ": the direct twin slowed as well");
+      } else {
+        if (others > kOthersQuiet) {
+          return no_cause(
+              "others moved " + Percent(others) +
+              " of the device's bytes, and the wait cannot be put on block I/O: " + no_blkio);
+        }
+        // The daemon's own cgroup's io stall where it has one (a service's cgroup holds only the
+        // daemon); else the system's, which weighs each CPU by its busy time.
+        const double own_io = At(in.now, DriftFeature::kCgroupIoStallRatio);
+        const bool own = std::isfinite(own_io);
+        const double io = own ? own_io : At(in.now, DriftFeature::kPsiIo);
+        const std::string stall = own ? "the daemon's cgroup io stall" : "the system's io stall";
+        const double wait_share = At(in.now, DriftFeature::kWaitRatio);
+        if (!std::isfinite(io)) return no_cause(no_blkio + " and no PSI io");
+        if (io < kIoCover * wait_share) {
+          return no_cause(stall + " covers only " + Percent(wait_share > 0 ? io / wait_share : 0) +
+                          " of the off-CPU wait: not block I/O alone; " + no_blkio);
+        }
+        cause = Cause::kDevice;
+        note = no_blkio + ": the wait is taken as block I/O as " + stall + " covers it";
+      }
     }
     // Not the device when memory waits took part: the block I/O may then be re-reading pages
     // that reclaim took (readahead evicted before use, refaults), which the device did not cause.

@@ -29,7 +29,8 @@
 //      stall) reach kAbsent of the added time and the readers fetched >= kRereadAmplification x
 //      the bytes they delivered, the share 1 - 1/amplification of the block I/O wait re-read
 //      pages reclaim took; it stands in for the thrashing delay (both are waits on evicted pages)
-//      when larger;
+//      when larger. Without delay accounting, only with such re-reads: the cgroup's memory stall
+//      stands for the reclaim delay and the off-CPU wait for the block I/O wait;
 //   4. of the three parts kernel CPU, off-CPU wait (device_wait + other), run-queue wait, the one
 //      that added the most must carry, else undetermined with the figures. Then:
 //      run-queue wait → cpu_contention;
@@ -44,10 +45,14 @@
 //                       cgroup's memory stall) now reach kAbsent of the added time →
 //                       undetermined: the block I/O may be re-reads of pages reclaim took (the
 //                       zoo's memory_high case). Without delay accounting
-//                       (the fallback): device only when others' share <= kOthersQuiet and the
-//                       io stall (PSI: the daemon's cgroup's io.pressure where it has one, else
-//                       the system's) covers >= kIoCover of the off-CPU wait, so the
-//                       wait can be block I/O; else undetermined naming the missing evidence;
+//                       (the fallback): the off-CPU wait stands for block I/O on a direct probe
+//                       (its O_DIRECT reads are its device requests) and on a buffered probe
+//                       whose direct twin slowed (< kSlowdownRatio) from the same moment, or
+//                       has no such run yet (rule 6); others' share then decides as above.
+//                       Else device only when others' share <= kOthersQuiet and the io stall
+//                       (PSI: the daemon's cgroup's io.pressure where it has one, else the
+//                       system's) covers >= kIoCover of the off-CPU wait, so the wait can be
+//                       block I/O; else undetermined naming the missing evidence;
 //      kernel CPU     → with delay accounting, reclaim + compaction delays now < kAbsent of the
 //                       added time, and the cgroup's memory stall too, rule them out; without it,
 //                       no global direct reclaim or compaction stall (vmstat allocstall_*,

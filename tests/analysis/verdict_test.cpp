@@ -499,6 +499,102 @@ TEST(Verdict, WithoutDelayAccounting) {
   });
 }
 
+// Without delay accounting, the device causes rest on the reads' own requests: a direct read's
+// off-CPU wait is its own device requests, and a buffered run whose direct twin slowed from the
+// same moment waited on that device. Figures of the cause zoo in stock mode (task_delayacct=0,
+// 2 vCPU at 80-95 % CPU pressure, the daemon in the root cgroup: its io stall is the system's),
+// seconds per GiB; every one of these runs was undetermined before: the daemon's cgroup io stall
+// covered 50-53 % of the off-CPU wait (the throttle, the slow store), others moved 73-94 % of the
+// device's bytes (another reader).
+TEST(Verdict, WithoutDelayAccountingDirectReadsAndTwin) {
+  // device_throttle (20 MiB/s blkio read throttle): direct at 3 % of baseline.
+  const Parts thr_base = NoDelayacct(
+      {.kernel = 0.139, .wait = 0.514, .runqueue = 1.02, .psi_io = 0.5, .others = 0.12});
+  Parts thr_direct = NoDelayacct(
+      {.kernel = 0.102, .wait = 55.4, .runqueue = 0.809, .psi_io = 27.7, .others = 0.12});
+  thr_direct.cgroup_io = 27.7;  // 50 % of the wait
+  const Parts thr_buffered_base =
+      NoDelayacct({.kernel = 0.357, .wait = 0.18, .runqueue = 1.09, .psi_io = 0.18, .others = 0});
+  Parts thr_buffered =
+      NoDelayacct({.kernel = 0.454, .wait = 51.6, .runqueue = 1.23, .psi_io = 25.8, .others = 0});
+  thr_buffered.cgroup_io = 25.8;
+  // other_readers (one O_DIRECT dd ahead on a serialized device): direct at 6 %, buffered at
+  // 17 % with its direct twin at 7 %.
+  const Parts busy_base =
+      NoDelayacct({.kernel = 0.154, .wait = 12.4, .runqueue = 1.71, .psi_io = 6.2, .others = 0.02});
+  Parts busy_direct =
+      NoDelayacct({.kernel = 0.278, .wait = 246, .runqueue = 3.76, .psi_io = 123, .others = 0.94});
+  const Parts busy_buffered_base = NoDelayacct(
+      {.kernel = 0.197, .wait = 9.58, .runqueue = 0.662, .psi_io = 4.8, .others = 0.02});
+  Parts busy_buffered =
+      NoDelayacct({.kernel = 0.121, .wait = 60, .runqueue = 1.26, .psi_io = 30, .others = 0.73});
+  Parts between = thr_direct;
+  between.others = 0.35;
+  Parts memcg = thr_buffered;
+  memcg.cgroup_memory = 20;  // the daemon's memory cgroup stalled: re-reads, maybe
+  Check({
+      {"direct reads under a throttle", thr_direct, thr_base, ProbeKind::kDirect, false,
+       std::nullopt, Cause::kDevice, "a direct read's off-CPU wait is its own device requests"},
+      {"buffered reads under a throttle, direct twin at 3 %", thr_buffered, thr_buffered_base,
+       ProbeKind::kBuffered, false, 0.03, Cause::kDevice, "the direct twin slowed as well"},
+      {"direct reads behind another reader", busy_direct, busy_base, ProbeKind::kDirect, false,
+       std::nullopt, Cause::kDeviceBusy, "others' share of the device 94 %"},
+      {"buffered reads behind another reader, direct twin at 7 %", busy_buffered,
+       busy_buffered_base, ProbeKind::kBuffered, false, 0.07, Cause::kDeviceBusy,
+       "the direct twin slowed as well"},
+      // NOT a device cause:
+      {"buffered, no twin: the io stall must cover the wait", thr_buffered, thr_buffered_base,
+       ProbeKind::kBuffered, false, std::nullopt, Cause::kUndetermined,
+       "the daemon's cgroup io stall covers only 50 %"},
+      {"buffered, the direct twin kept its pace", thr_buffered, thr_buffered_base,
+       ProbeKind::kBuffered, false, 0.95, Cause::kUndetermined, "covers only 50 %"},
+      {"direct, others' share between quiet and busy", between, thr_base, ProbeKind::kDirect, false,
+       std::nullopt, Cause::kUndetermined, "others' alike"},
+      {"buffered, twin slowed, but the memory cgroup stalled", memcg, thr_buffered_base,
+       ProbeKind::kBuffered, false, 0.03, Cause::kUndetermined, "memory reclaim took part"},
+      {"direct on a remote target", thr_direct, thr_base, ProbeKind::kDirect, true, std::nullopt,
+       Cause::kRemoteFilesystem, "the target is remote"},
+  });
+  // A twin that has not run since: the daemon is asked to run it, not the device named.
+  Case stale{"", thr_buffered, thr_buffered_base};
+  VerdictInput in = InputOf(stale);
+  in.twin_kind = ProbeKind::kDirect;
+  in.twin_stale_offset_seconds = -40;
+  const Verdict v = DecideVerdict(in);
+  EXPECT_EQ(v.cause, Cause::kUndetermined) << v.line;
+  EXPECT_TRUE(v.wants_twin_run) << v.line;
+}
+
+// Without delay accounting, re-reads under a memory cgroup's limit: the cause zoo's memory_high
+// case in stock mode (cgroup v1: no memory.events, so no memory.high branch), buffered run at
+// 10 % of baseline reading 3.00x the bytes it delivered; before, undetermined (run-queue wait
+// and kernel CPU grew too, nothing carried). The cgroup's memory stall (1.84 s/GiB) and the
+// re-read share of the off-CPU wait (2/3 of 1.69) carry 78 % of the added 3.83 s/GiB.
+TEST(Verdict, WithoutDelayAccountingReReadsUnderAMemoryCgroup) {
+  const Parts base =
+      NoDelayacct({.kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0});
+  Parts squeezed = NoDelayacct({.kernel = 1.19,
+                                .wait = 1.69,
+                                .runqueue = 1.38,
+                                .cgroup_memory = 1.84,
+                                .psi_io = 0.85,
+                                .others = 0,
+                                .amplification = 3.0});
+  Parts no_rereads = squeezed;  // the same stall, but every page read once
+  no_rereads.amplification = 1.0;
+  Parts no_stall = squeezed;  // read twice, but the cgroup did not stall on memory
+  no_stall.cgroup_memory = 0;
+  Check({
+      {"memory cgroup stall and re-reads", squeezed, base, ProbeKind::kBuffered, false,
+       std::nullopt, Cause::kMemoryReclaim, "cgroup memory stall and re-read off-CPU wait"},
+      // NOT memory_reclaim:
+      {"the stall without re-reads", no_rereads, base, ProbeKind::kBuffered, false, std::nullopt,
+       Cause::kUndetermined, ""},
+      {"re-reads without the stall", no_stall, base, ProbeKind::kBuffered, false, std::nullopt,
+       Cause::kUndetermined, ""},
+  });
+}
+
 // Issue 15's slow state, recorded without delay accounting: a buffered run spent 1.16 s/GiB in
 // kernel CPU against 0.10 s/GiB in the fast state (562 vs 819 MiB/s), the device as busy per
 // GiB, no allocation stalls, direct unchanged: page allocation.
