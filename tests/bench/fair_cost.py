@@ -36,7 +36,6 @@ import argparse
 import http.client
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -319,14 +318,7 @@ def main():
                 print(f"floor files ({name}): {' '.join(fl.paths)}")
         return 0
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(work, ignore_errors=True)
+        cost_table.stop_all(procs, work)
 
 
 if __name__ == "__main__":
