@@ -83,7 +83,6 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   using prometheus::MetricType;
   auto set = Current();
   std::vector<prometheus::MetricFamily> out;
-  out.reserve(512);
   auto success =
       MakeFamily("iodrift_collector_success",
                  "1 when the collector read its source on this scrape, else 0.", MetricType::Gauge);
@@ -100,23 +99,30 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
                  "Families the collector dropped on this scrape because their metric name (after "
                  "sanitising the kernel's field name) was already exported; the first one wins.",
                  MetricType::Gauge);
-  // Two kernel fields can map to one metric name ("Active(file)" and "Active_file"); a second
-  // HELP line for a name makes Prometheus reject the whole scrape.
-  std::unordered_set<std::string> names;
   // The reads run on the runner's worker; the scrape waits for them until one deadline, so hung
   // reads cost it at most collector_timeout_ in all.
   const auto deadline = std::chrono::steady_clock::now() + collector_timeout_;
   auto outcomes = set->runner->Scrape(deadline);
+  // Two kernel fields can map to one metric name ("Active(file)" and "Active_file"); a second
+  // HELP line for a name makes Prometheus reject the whole scrape. The set holds views of the
+  // names in `out`, which is sized first so that they never move (no copy of every name per
+  // scrape).
+  std::size_t total = 0;
+  for (const auto& outcome : outcomes) total += outcome.families.size();
+  out.reserve(total + 8);
+  std::unordered_set<std::string_view> names;
+  names.reserve(total);
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     const std::string_view name = set->runner->Name(i);
     const auto& result = outcomes[i].result;
     std::size_t dropped = 0;
     for (auto& family : outcomes[i].families) {
-      if (names.insert(family.name).second) {
-        out.push_back(std::move(family));
-      } else {
+      if (names.contains(family.name)) {
         ++dropped;
+        continue;
       }
+      out.push_back(std::move(family));
+      names.insert(out.back().name);
     }
     Labels labels{{"collector", std::string(name)}};
     AddSample(collisions, static_cast<double>(dropped), labels);

@@ -30,7 +30,7 @@ build_packages=(
 # What the test suite drives for real.
 test_packages=(
   python3 curl prometheus prometheus-alertmanager prometheus-node-exporter dbus util-linux e2fsprogs fuse3 libfuse3-dev clang-14 libclang-rt-14-dev
-  openssl wrk chromium clang-format lintian devscripts victoria-metrics mbw sshfs openssh-server
+  openssl wrk time chromium clang-format lintian devscripts victoria-metrics mbw sshfs openssh-server
   btrfs-progs debootstrap systemd-container
 )
 

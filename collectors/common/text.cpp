@@ -21,8 +21,8 @@ std::vector<std::string_view> Lines(std::string_view s) {
   return out;
 }
 
-std::vector<std::string_view> Fields(std::string_view s) {
-  std::vector<std::string_view> out;
+void Fields(std::string_view s, std::vector<std::string_view>& out) {
+  out.clear();
   std::size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
@@ -30,6 +30,11 @@ std::vector<std::string_view> Fields(std::string_view s) {
     while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
     if (i > start) out.push_back(s.substr(start, i - start));
   }
+}
+
+std::vector<std::string_view> Fields(std::string_view s) {
+  std::vector<std::string_view> out;
+  Fields(s, out);
   return out;
 }
 

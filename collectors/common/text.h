@@ -17,6 +17,8 @@ std::vector<std::string_view> Lines(std::string_view s);
 
 // Splits on runs of spaces and tabs; no empty fields.
 std::vector<std::string_view> Fields(std::string_view s);
+// The same into `out` (cleared first), so that a parser's loop reuses one vector.
+void Fields(std::string_view s, std::vector<std::string_view>& out);
 
 // Removes leading and trailing whitespace (space, tab, newline, carriage return).
 std::string_view Trim(std::string_view s);

@@ -68,6 +68,18 @@ def server_ready(name, proc, url, log, timeout=30):
         sys.exit(f"{name}: {why}:\n{open(log).read()}")
 
 
+def stop_all(procs, work):
+    """Terminates `procs` (killed after 10 s) and removes the directory `work`."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def run_ns(pid):
     """Nanoseconds on CPU of every live thread of `pid` (schedstat's first field)."""
     total = 0
@@ -323,14 +335,7 @@ def main():
                 print(f"warning: {t.name}: {w}")
         return 0
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(work, ignore_errors=True)
+        stop_all(procs, work)
 
 
 if __name__ == "__main__":

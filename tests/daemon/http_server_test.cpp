@@ -266,6 +266,18 @@ TEST(HttpServer, OversizedRequestLineAndHeadersAreRefused) {
   EXPECT_THAT(Get(server.port(), "/x"), ::testing::StartsWith("HTTP/1.1 200"));
 }
 
+// The connection pool is 32 KiB (libmicrohttpd mallocs pools up to 32 KiB and mmaps larger
+// ones, unmapping them at every close): a request head of 24 KiB is still served, 40 KiB is not.
+TEST(HttpServer, RequestHeadsFitIn32KiB) {
+  HttpServer server;
+  server.Route("/x", [] { return HttpResponse{200, "text/plain", "hello"}; });
+  ASSERT_TRUE(server.Start({.listen = "127.0.0.1:0"}));
+  EXPECT_THAT(Get(server.port(), "/x", "X-Pad: " + std::string(24 * 1024, 'a') + "\r\n"),
+              ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(Get(server.port(), "/x", "X-Pad: " + std::string(40 * 1024, 'a') + "\r\n"),
+              ::testing::StartsWith("HTTP/1.1 431"));
+}
+
 TEST(HttpServer, SlowClientIsCutOffWhileOthersAreServed) {
   HttpServer server;
   server.Route("/x", [] { return HttpResponse{200, "text/plain", "hello"}; });
