@@ -19,11 +19,10 @@ import sys
 import tempfile
 import uuid
 
-from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon
+from iodrift_test.fake_boots import FakeBoots
 from iodrift_test.wait import wait_for
 
-FIXTURE = os.path.join(os.environ.get("IODRIFT_SOURCE_DIR", "."), "tests/fixtures/proc/local-6.18")
 # Uptimes (s) each life steps through; the last life is the current boot.
 LIVES = [[60, 900, 4000, 30000, 90000, 300000, 700000, 2000000, 2700000],
          [60, 900, 4000, 30000, 90000, 300000, 700000],
@@ -33,29 +32,14 @@ LIVES = [[60, 900, 4000, 30000, 90000, 300000, 700000, 2000000, 2700000],
 def main(out):
     work = tempfile.mkdtemp(prefix="iodrift-shot-")
     try:
-        proc = os.path.join(work, "proc")
-        shutil.copytree(FIXTURE, proc)
-        state = os.path.join(work, "state")
-        os.makedirs(state)
-        target = os.path.join(work, "target.dat")
-        with open(target, "wb") as f:
-            f.write(os.urandom(1 << 20))
-        config = write_config(os.path.join(work, "iodrift.yaml"), [
-            {"name": "hot", "kind": "cached", "target": target, "interval": "100ms",
-             "size": "256KiB", "timeout": "10s"}], dbus=None, log_level=None)
-
-        def set_uptime(up):
-            with open(os.path.join(proc, "uptime"), "w") as f:
-                f.write(f"{up:.2f} {up * 1.5:.2f}\n")
-
+        fake = FakeBoots(work)
         page = ""
         for life in LIVES:
-            with open(os.path.join(proc, "sys/kernel/random/boot_id"), "w") as f:
-                f.write(str(uuid.uuid4()) + "\n")
-            set_uptime(life[0])
-            with Daemon("--config", config, "--state-dir", state, "--proc-root", proc) as d:
+            fake.set_boot_id(str(uuid.uuid4()))
+            fake.set_uptime(life[0])
+            with Daemon(*fake.daemon_args()) as d:
                 for up in life:
-                    set_uptime(up)
+                    fake.set_uptime(up)
 
                     def counted(up=up):
                         _, _, body = d.get("/api/v1/boots")

@@ -9,21 +9,19 @@ boot and `iodriftctl boots nosuch` is a usage error naming the probe; GET / carr
 chart with one line per boot. Needs no root; dbus-daemon for the iodriftctl part.
 """
 import json
-import os
 import re
 import shutil
 import tempfile
 import uuid
 
 from iodrift_test import dbus
-from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon
+from iodrift_test.fake_boots import FakeBoots
 from iodrift_test.skip import fail, need_tools
 from iodrift_test.wait import wait_for
 
 need_tools("dbus-daemon")
 
-FIXTURE = os.path.join(os.environ.get("IODRIFT_SOURCE_DIR", "."), "tests/fixtures/proc/local-6.18")
 BOOTS = [(str(uuid.uuid4()), 4000.0, {"1h"}), (str(uuid.uuid4()), 90000.0, {"1d"}),
          (str(uuid.uuid4()), 100.0, set())]
 MARKS = ("1h", "1d", "7d", "30d")
@@ -40,24 +38,12 @@ def hot_boots(d):
 
 work = tempfile.mkdtemp(prefix="iodrift-boots-")
 try:
-    proc = os.path.join(work, "proc")
-    shutil.copytree(FIXTURE, proc)
-    state = os.path.join(work, "state")
-    os.makedirs(state)
-    target = os.path.join(work, "target.dat")
-    with open(target, "wb") as f:
-        f.write(os.urandom(1 << 20))
-    config = write_config(os.path.join(work, "iodrift.yaml"), [
-        {"name": "hot", "kind": "cached", "target": target, "interval": "100ms",
-         "size": "256KiB", "timeout": "10s"}], dbus=None, log_level=None)
+    fake = FakeBoots(work)
     with dbus.Bus() as bus:
         for i, (boot_id, uptime, _) in enumerate(BOOTS):
-            with open(os.path.join(proc, "sys/kernel/random/boot_id"), "w") as f:
-                f.write(boot_id + "\n")
-            with open(os.path.join(proc, "uptime"), "w") as f:
-                f.write(f"{uptime:.2f} {uptime * 1.5:.2f}\n")
-            with Daemon("--config", config, "--state-dir", state, "--proc-root", proc,
-                        "--dbus", bus.address) as d:
+            fake.set_boot_id(boot_id)
+            fake.set_uptime(uptime)
+            with Daemon(*fake.daemon_args("--dbus", bus.address)) as d:
                 def this_boot_counted():
                     doc, boots = hot_boots(d)
                     if doc["boot_id"] != boot_id or not boots:
