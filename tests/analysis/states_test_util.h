@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectors/analysis/probe_states.h"
+#include "collectors/analysis/verdict.h"
 
 namespace iodrift::probes::testing {
 using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
@@ -49,6 +50,18 @@ inline bool DefineAndRecord(ProbeStates& states, ProbeResult r) {
     if (defined.spec.name == r.name) r.generation = defined.generation;
   }
   return states.Record(r);
+}
+
+// `all` with every state's verdict stored the way ProbeStates stores it (verdict.h StoreVerdict),
+// for snapshots built by hand: every output reads the stored verdict.
+inline ProbeSnapshot WithStoredVerdicts(const ProbeSnapshot& all) {
+  ProbeSnapshot out;
+  for (const auto& state : all) {
+    auto stored = std::make_shared<ProbeState>(*state);
+    StoreVerdict(*stored, FindTwin(all, *state));
+    out.push_back(std::move(stored));
+  }
+  return out;
 }
 
 }  // namespace iodrift::probes::testing

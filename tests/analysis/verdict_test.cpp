@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/analysis/explain.h"
+#include "tests/analysis/states_test_util.h"
 
 namespace iodrift::probes {
 using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
@@ -710,7 +711,8 @@ TEST(Verdict, ExplainOpensWithTheVerdictOfTheStateAndItsTwin) {
   ASSERT_EQ(FindTwin(all, *direct), buffered.get());
   const Verdict v = VerdictOf(*buffered, FindTwin(all, *buffered));
   EXPECT_EQ(v.cause, Cause::kPageAllocation) << v.line;
-  const std::string text = ExplainProbe(*buffered, buffered->window, direct.get());
+  const auto stored = testing::WithStoredVerdicts(all);  // as ProbeStates stores it
+  const std::string text = ExplainProbe(*stored[0], stored[0]->window);
   EXPECT_EQ(text.rfind(v.line + "\nprobe b (buffered, /dev/loop7)\n", 0), 0u) << text;
   EXPECT_NE(text.find("  time:      wall "), std::string::npos) << text;
   EXPECT_EQ(VerdictOf(*direct, buffered.get()).cause, Cause::kUndetermined);  // 98 %: no slowdown
@@ -784,7 +786,9 @@ TEST_F(TwinRule, StaleTwinFromBeforeTheThrottleIsNotEvidence) {
                         "120 s before this run started)"),
             std::string::npos)
       << v.line;
-  EXPECT_EQ(TwinToRunNow(all, *buffered), direct.get());
+  const auto stored = testing::WithStoredVerdicts(all);  // the daemon runs the stored twin now
+  EXPECT_TRUE(stored[0]->verdict.wants_twin_run);
+  EXPECT_EQ(stored[0]->twin, "d");
 }
 
 TEST_F(TwinRule, ATwinRunThatCloselyFollowsDecides) {
@@ -797,7 +801,7 @@ TEST_F(TwinRule, ATwinRunThatCloselyFollowsDecides) {
   EXPECT_FALSE(v.wants_twin_run);
   EXPECT_NE(v.line.find("direct twin at 2 %"), std::string::npos) << v.line;
   const ProbeSnapshot all = {buffered, slow_twin};
-  EXPECT_EQ(TwinToRunNow(all, *buffered), nullptr);
+  EXPECT_FALSE(testing::WithStoredVerdicts(all)[0]->verdict.wants_twin_run);
   // The same follow-up run unchanged (direct fine): not the device, as before the twin rule.
   auto fine_twin = State(direct_base_, Run("d", ProbeKind::kDirect, end + 0.01, 0.39, 0.90));
   v = VerdictOf(*buffered, fine_twin.get());
