@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
 #include <initializer_list>
 
+#include "collectors/common/text.h"
 #include "collectors/probes/kinds.h"
 
 namespace iodrift::analysis::verdict_detail {
@@ -74,30 +73,22 @@ Evidence ReclaimWithRereads(const VerdictInput& in, const Facts& f) {
   return reclaim_rereads;
 }
 
-__attribute__((format(printf, 1, 2))) std::string Fixed(const char* format, ...) {
-  char buf[128];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  return buf;
-}
-
 // "; direct reclaim stalls 5, compaction stalls 0; read from storage ..." — the figures after
 // the evidence: the stall counts without delay accounting, read amplification, page reporting.
 std::string OtherFigures(const Facts& f, bool delayacct) {
   std::string out;
   if (!delayacct && std::isfinite(f.reclaim_stalls) && std::isfinite(f.compaction_stalls)) {
-    out += Fixed("; direct reclaim stalls %.0f, compaction stalls %.0f", f.reclaim_stalls,
-                 f.compaction_stalls);
+    out += text::Printf("; direct reclaim stalls %.0f, compaction stalls %.0f", f.reclaim_stalls,
+                        f.compaction_stalls);
   }
   const double amp_now = At(f.in.now, DriftFeature::kReadAmplification);
   const double amp_base = At(f.in.base, DriftFeature::kReadAmplification);
   if (std::isfinite(amp_now) && std::isfinite(amp_base) && amp_now > 0) {
-    out += Fixed("; read from storage %.2fx the bytes read (%.2fx at baseline)", amp_now, amp_base);
+    out += text::Printf("; read from storage %.2fx the bytes read (%.2fx at baseline)", amp_now,
+                        amp_base);
   }
   if (std::isfinite(f.reported) && f.reported > 0) {
-    out += Fixed("; free memory reported to the host %.0f MiB", f.reported / (1 << 20));
+    out += text::Printf("; free memory reported to the host %.0f MiB", f.reported / (1 << 20));
   }
   return out;
 }
@@ -111,7 +102,7 @@ std::string TwinFigures(const VerdictInput& in) {
     const double offset = *in.twin_stale_offset_seconds;
     return "; " + std::string(ProbeKindName(*in.twin_kind)) +
            " twin has no run from the same moment (its last run started " +
-           Fixed("%.0f s ", std::fabs(offset)) + (offset < 0 ? "before" : "after") +
+           text::Printf("%.0f s ", std::fabs(offset)) + (offset < 0 ? "before" : "after") +
            " this run started)";
   }
   return "";
@@ -166,7 +157,7 @@ std::optional<Facts> Gather(const VerdictInput& in) {
     if (!e.known) return;
     if (!f.figures.empty()) f.figures += "; ";
     f.figures += std::string(e.label) + " " + TimePerUnit(f, e.now) + " now vs " +
-                 Fixed("%.3g", e.base * (throughput ? 1.0 : 1e3)) + " at baseline";
+                 text::Printf("%.3g", e.base * (throughput ? 1.0 : 1e3)) + " at baseline";
   };
   int known_parts = 0;
   for (const PartFeature& p : kParts) {
@@ -182,8 +173,8 @@ std::optional<Facts> Gather(const VerdictInput& in) {
   const double dev_now = At(in.now, DriftFeature::kDeviceBusyPerGib);
   const double dev_base = At(in.base, DriftFeature::kDeviceBusyPerGib);
   if (throughput && std::isfinite(dev_now) && std::isfinite(dev_base)) {
-    f.figures +=
-        "; device busy " + Fixed("%.3g", dev_now) + " vs " + Fixed("%.3g", dev_base) + " s/GiB";
+    f.figures += "; device busy " + text::Printf("%.3g", dev_now) + " vs " +
+                 text::Printf("%.3g", dev_base) + " s/GiB";
   }
   f.memory_wait = f.u.Of(in,
                          {DriftFeature::kReclaimDelayRatio, DriftFeature::kThrashingDelayRatio,
@@ -226,10 +217,10 @@ Verdict Undetermined(const std::string& why) {
   return Verdict{Cause::kUndetermined, "Verdict: undetermined: " + why};
 }
 
-std::string Percent(double ratio) { return Fixed("%.0f %%", 100 * ratio); }
+std::string Percent(double ratio) { return text::Printf("%.0f %%", 100 * ratio); }
 
 std::string TimePerUnit(const Facts& f, double seconds_per_unit) {
-  return Fixed("%.3g", seconds_per_unit * (f.throughput ? 1.0 : 1e3)) +
+  return text::Printf("%.3g", seconds_per_unit * (f.throughput ? 1.0 : 1e3)) +
          (f.throughput ? " s/GiB" : " ms/op");
 }
 
