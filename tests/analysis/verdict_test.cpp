@@ -727,27 +727,8 @@ class TwinRule : public ::testing::Test {
   // kernel_share: of wall time; at 0.5 GiB/s 0.3 is 0.6 s/GiB, at 0.005 GiB/s 0.003 the same.
   static ProbeResult Run(const std::string& name, ProbeKind kind, double start, double gib_per_s,
                          double wait_share, double kernel_share = 0.003) {
-    ProbeResult r;
-    r.name = name;
-    r.kind = kind;
-    r.target = "/dev/loop7";
-    r.outcome = Outcome::kOk;
+    ProbeResult r = testing::LoopRun(name, kind, start, gib_per_s, wait_share, kernel_share);
     r.generation = 1;
-    r.bytes = 64ull << 20;
-    r.start_time_seconds = start;
-    r.duration_seconds = static_cast<double>(r.bytes) / (gib_per_s * (1ull << 30));
-    r.throughput_bytes_per_second = gib_per_s * (1ull << 30);
-    TimeParts tp;
-    tp.wall = r.duration_seconds;
-    tp.kernel_cpu = kernel_share * tp.wall;
-    tp.user_cpu = 0.01 * tp.wall;
-    tp.runqueue_wait = 0.0;
-    tp.device_wait = wait_share * tp.wall;
-    tp.other = tp.wall - tp.kernel_cpu - tp.user_cpu - *tp.device_wait;
-    tp.blkio_delay = tp.device_wait;  // delay accounting on: the wait is block I/O
-    tp.device_others_share = 0.01;
-    r.time_seconds = tp;
-    r.target_info.device = "loop7";
     return r;
   }
   static std::shared_ptr<const ProbeState> State(const ProbeResult& base_run,

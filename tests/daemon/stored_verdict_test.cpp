@@ -23,33 +23,7 @@ namespace {
 using analysis::Cause;
 using probes::ProbeKind;
 using probes::ProbeResult;
-
-// A run of 64 MiB on /dev/loop7 with delay accounting on: `wait_share` of its wall time off-CPU
-// wait, all of it block I/O, with nobody else on the device.
-ProbeResult LoopRun(const std::string& name, ProbeKind kind, double start, double gib_per_s,
-                    double wait_share, double kernel_share = 0.003) {
-  ProbeResult r;
-  r.name = name;
-  r.kind = kind;
-  r.target = "/dev/loop7";
-  r.outcome = probes::Outcome::kOk;
-  r.bytes = 64ull << 20;
-  r.start_time_seconds = start;
-  r.duration_seconds = static_cast<double>(r.bytes) / (gib_per_s * (1ull << 30));
-  r.throughput_bytes_per_second = gib_per_s * (1ull << 30);
-  probes::TimeParts tp;
-  tp.wall = r.duration_seconds;
-  tp.kernel_cpu = kernel_share * tp.wall;
-  tp.user_cpu = 0.01 * tp.wall;
-  tp.runqueue_wait = 0.0;
-  tp.device_wait = wait_share * tp.wall;
-  tp.other = tp.wall - tp.kernel_cpu - tp.user_cpu - *tp.device_wait;
-  tp.blkio_delay = tp.device_wait;
-  tp.device_others_share = 0.01;
-  r.time_seconds = tp;
-  r.target_info.device = "loop7";
-  return r;
-}
+using probes::testing::LoopRun;
 
 const analysis::ProbeState& Named(const analysis::ProbeSnapshot& all, const std::string& name) {
   const auto it =
