@@ -105,8 +105,23 @@ sys.exit(2)
 ' "$1"
 }
 
-# The daemon's main PID inside the container's pid namespace, and as the host sees it.
+# The daemon's main PID inside the container's pid namespace, and as the host sees it (the
+# process in the container's pid namespace whose innermost pid is the unit's MainPID; empty when
+# there is none).
 main_pid() { unit_prop iodrift.service MainPID; }
+main_host_pid() {
+  local mp pidns status p
+  mp=$(main_pid)
+  pidns=$(readlink "/proc/$LEADER/ns/pid")
+  for status in /proc/[0-9]*/status; do
+    p=${status#/proc/}
+    p=${p%/status}
+    [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$pidns" ] || continue
+    [ "$(awk '/^NSpid:/ { print $NF }' "$status" 2>/dev/null)" = "$mp" ] || continue
+    echo "$p"
+    return 0
+  done
+}
 # The journal's position now, and the iodrift unit's messages after such a position.
 journal_cursor() { ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
 journal_after() { ct journalctl -u iodrift --after-cursor="$1" --no-pager -o cat; }
