@@ -21,25 +21,13 @@ THROTTLE_BPS=${THROTTLE_BPS:-1048576}  # 1 MiB/s: a 4 MiB run takes its whole ti
 LASTING_RUNS=${LASTING_RUNS:-6}
 echo "    kernel.task_delayacct = $(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo '?') (left as it is)"
 
-rc=0
-why=$(wait_baseline "$probe" 90) || rc=$?
-case $rc in
-  0) ;;
-  1) needs_quiet "$probe formed no baseline: $why"; finish ;;
-  *) die "$probe formed no baseline: $why" ;;
-esac
+need_baseline "$probe" 90
 
 # --- The throttle ---------------------------------------------------------------------------------
 majmin=$(printf '%d:%d' "0x$(stat -c %t "$LOOP")" "0x$(stat -c %T "$LOOP")")
-undo=()
-cleanup() {
-  local i
-  for ((i = ${#undo[@]} - 1; i >= 0; i--)); do eval "${undo[i]}" || true; done
-}
-trap cleanup EXIT
 if ct grep -qw io /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
   ct systemctl set-property --runtime iodrift.service "IOReadBandwidthMax=$LOOP $THROTTLE_BPS"
-  undo+=("ct systemctl set-property --runtime iodrift.service 'IOReadBandwidthMax=' >/dev/null")
+  undo_on_exit "ct systemctl set-property --runtime iodrift.service 'IOReadBandwidthMax=' >/dev/null"
   how="IOReadBandwidthMax=$LOOP $THROTTLE_BPS on iodrift.service (the container's cgroup v2 io)"
 else
   host_pid=$(main_host_pid)
@@ -49,10 +37,10 @@ else
   old=$(awk -F: '$2 == "blkio" { print $3 }' "/proc/$host_pid/cgroup")
   cg=$blkio/iodrift-installed-$$
   mkdir "$cg"
-  undo+=("rmdir '$cg'")
+  undo_on_exit "rmdir '$cg'"
   echo "$majmin $THROTTLE_BPS" >"$cg/blkio.throttle.read_bps_device"
   echo "$host_pid" >"$cg/cgroup.procs"
-  undo+=("echo $host_pid >'$blkio$old/cgroup.procs'")
+  undo_on_exit "echo $host_pid >'$blkio$old/cgroup.procs'"
   how="cgroup v1 blkio.throttle.read_bps_device $majmin $THROTTLE_BPS on host pid $host_pid"
 fi
 echo "    throttle: $how"

@@ -43,30 +43,17 @@ pid=$(main_pid)
 host_pid=$(main_host_pid)
 [ -n "$host_pid" ] || die "no host process for the service's MainPID $(main_pid)"
 
-rc=0
-why=$(wait_baseline "$probe" 60) || rc=$?
-case $rc in
-  0) ;;
-  1) needs_quiet "$probe formed no baseline: $why"; finish ;;
-  *) die "$probe formed no baseline: $why" ;;
-esac
+need_baseline "$probe" 60
 
 # --- The squeeze ----------------------------------------------------------------------------------
-undo=()
-cleanup() {
-  local i
-  for ((i = ${#undo[@]} - 1; i >= 0; i--)); do eval "${undo[i]}" || true; done
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
 # The writer's device: a loop device over a file in a tmpfs of this run's own.
 wdir=$(mktemp -d "$state/reclaim-writer.XXXXXX")
-undo+=("rmdir '$wdir'")
+undo_on_exit "rmdir '$wdir'"
 mount -t tmpfs -o size=300m iodrift-reclaim "$wdir"
-undo+=("umount '$wdir'")
+undo_on_exit "umount '$wdir'"
 truncate -s 256M "$wdir/writer.img"
 wloop=$(losetup --find --show "$wdir/writer.img")
-undo+=("losetup -d '$wloop'")
+undo_on_exit "losetup -d '$wloop'"
 
 cg=$memory/iodrift-installed-$$
 mkdir "$cg"
@@ -78,14 +65,14 @@ drained() {
   while read -r p; do kill -KILL "$p" 2>/dev/null; done <"$cg/cgroup.procs"
   [ -z "$(cat "$cg/cgroup.procs")" ] && rmdir "$cg"
 }
-undo+=("wait_until 10 'the writer gone and $cg removed' drained")
+undo_on_exit "wait_until 10 'the writer gone and $cg removed' drained"
 old=$(awk -F: '$2 == "memory" { print $3 }' "/proc/$host_pid/cgroup")
 echo "$host_pid" >"$cg/cgroup.procs"
-undo+=("echo $host_pid >'$memory$old/cgroup.procs'")
+undo_on_exit "echo $host_pid >'$memory$old/cgroup.procs'"
 # Its charges stay where they were made: the limit counts what it charges from now on.
 limit=$(($(cat "$cg/memory.usage_in_bytes") + ROOM))
 echo "$limit" >"$cg/memory.limit_in_bytes"
-undo+=("echo -1 >'$cg/memory.limit_in_bytes'")
+undo_on_exit "echo -1 >'$cg/memory.limit_in_bytes'"
 # No OOM kill in it: a task that finds no memory waits for some (the writer's pages being
 # written back, else the limit lifted on the way out) instead of the service being killed.
 echo 1 >"$cg/memory.oom_control"
