@@ -106,7 +106,7 @@ if [ "$rc" -ne 0 ] && [ "$delayacct_before$delayacct_after" != 00 ]; then
 fi
 case $rc in
   -1) ;;
-  0) pass "$probe squeezed on a stock machine: named memory_reclaim" ;;
+  0) pass "$probe squeezed (task_delayacct $delayacct_before): named memory_reclaim" ;;
   1) fail "$probe squeezed: a run named a wrong cause (last line above)" ;;
   2) fail "$probe squeezed: the slowdown lasted 3 runs, then $LASTING_RUNS more, none named memory_reclaim" ;;
   4) [ "$failures" -ne 0 ] || skip "the squeeze did not slow $probe for 3 runs in a row within $WATCH_SECONDS s (runs above)" ;;
