@@ -57,16 +57,21 @@ Evidence WithRereads(const VerdictInput& in, const PerUnit& u, const Evidence& m
   return e;
 }
 
-// Rule 3's memory waits: with re-reads; without delay accounting, where the reads fetched their
-// pages again, the daemon's cgroup memory stall stands for the readers' reclaim delay and the
-// off-CPU wait for their block I/O (re-reads only; without them the stall alone names nothing).
+// Rule 3's memory waits: with re-reads; where the readers' reclaim delay is unknown and the
+// reads fetched their pages again, the daemon's cgroup memory stall stands for that delay, and
+// the block I/O wait (or, without delay accounting, the off-CPU wait) for their block I/O
+// (re-reads only; without them the stall alone names nothing). The reclaim delay is unknown
+// without delay accounting, and also with it where taskstats cannot be read (the packaged
+// service has no CAP_NET_ADMIN): block I/O wait then comes from /proc/thread-self/stat alone.
 Evidence ReclaimWithRereads(const VerdictInput& in, const Facts& f) {
   Evidence reclaim_rereads = WithRereads(in, f.u, f.memory_wait, f.blkio, f.cgroup_memory);
-  if (!f.memory_wait.known && !f.blkio.known && f.cgroup_memory.known) {
-    const Evidence off_cpu = f.u.Of(in, {DriftFeature::kWaitRatio}, "off-CPU wait");
-    Evidence stand_in = WithRereads(in, f.u, f.cgroup_memory, off_cpu, f.cgroup_memory);
+  if (!f.memory_wait.known && f.cgroup_memory.known) {
+    const Evidence io =
+        f.blkio.known ? f.blkio : f.u.Of(in, {DriftFeature::kWaitRatio}, "off-CPU wait");
+    Evidence stand_in = WithRereads(in, f.u, f.cgroup_memory, io, f.cgroup_memory);
     if (stand_in.label != f.cgroup_memory.label) {
-      stand_in.label = "cgroup memory stall and re-read off-CPU wait";
+      stand_in.label = f.blkio.known ? "cgroup memory stall and re-read block I/O"
+                                     : "cgroup memory stall and re-read off-CPU wait";
       reclaim_rereads = stand_in;
     }
   }

@@ -596,6 +596,37 @@ TEST(Verdict, WithoutDelayAccountingReReadsUnderAMemoryCgroup) {
   });
 }
 
+// With delay accounting on but no taskstats (the packaged service has no CAP_NET_ADMIN): block
+// I/O wait is known (from /proc/thread-self/stat), the reclaim delay is not. The same squeeze
+// as above: the cgroup's memory stall and the re-read share of the block I/O wait stand for the
+// reclaim; before, the stand-in needed block I/O wait unknown too, and no rule named it.
+TEST(Verdict, BlockIoWaitWithoutReclaimDelayReReadsUnderAMemoryCgroup) {
+  auto no_taskstats = [](Parts r, double blkio) {
+    r = NoDelayacct(r);
+    r.blkio = blkio;
+    return r;
+  };
+  const Parts base = no_taskstats(
+      {.kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0}, 0.2);
+  const Parts squeezed = no_taskstats({.kernel = 1.19,
+                                       .wait = 1.69,
+                                       .runqueue = 1.38,
+                                       .cgroup_memory = 1.84,
+                                       .psi_io = 0.85,
+                                       .others = 0,
+                                       .amplification = 3.0},
+                                      1.6);
+  Parts no_rereads = squeezed;
+  no_rereads.amplification = 1.0;
+  Check({
+      {"memory cgroup stall and re-read block I/O", squeezed, base, ProbeKind::kBuffered, false,
+       std::nullopt, Cause::kMemoryReclaim, "cgroup memory stall and re-read block I/O"},
+      // NOT memory_reclaim: every page read once.
+      {"the stall without re-reads", no_rereads, base, ProbeKind::kBuffered, false, std::nullopt,
+       Cause::kUndetermined, ""},
+  });
+}
+
 // Issue 15's slow state, recorded without delay accounting: a buffered run spent 1.16 s/GiB in
 // kernel CPU against 0.10 s/GiB in the fast state (562 vs 819 MiB/s), the device as busy per
 // GiB, no allocation stalls, direct unchanged: page allocation.
