@@ -112,15 +112,17 @@ def device_induce(ctx):
 
 # -- device: a slow backing store (loop device over a FUSE file whose reads sleep) ---------------
 def fuse_loop(**fuse_args):
-    """A read-only loop device over faultfs's slow.dat (every FUSE read of it sleeps slow_ms):
-    {"dev", "fs", "stack"} (the stack detaches the loop device, then unmounts), or why not."""
+    """A loop device over faultfs's slow.dat (every FUSE read of it sleeps slow_ms), read-only
+    unless fuse_args has writable=True (then writes sleep too): {"dev", "fs", "stack"} (the stack
+    detaches the loop device, then unmounts), or why not."""
     why = fuse.requirements()
     if why:
         return why
     stack = contextlib.ExitStack()
     try:
         fs = stack.enter_context(fuse.mounted(size=f"{FILE_MIB}M", **fuse_args))
-        dev = sh("losetup", "--show", "-f", "-r", fs.path("slow.dat"))
+        ro = () if fuse_args.get("writable") else ("-r",)
+        dev = sh("losetup", "--show", "-f", *ro, fs.path("slow.dat"))
         # Detached before the FUSE connection is aborted (callbacks run last-in first-out).
         stack.callback(subprocess.run, ["losetup", "-d", dev], capture_output=True)
     except BaseException:
@@ -174,6 +176,35 @@ def busy_induce(ctx):
     with contextlib.ExitStack() as stack:
         spawn(stack, ["sh", "-c", f"while :; do dd if={ctx['dev']} of=/dev/null bs={BUSY_DD_BS} "
                       "iflag=direct 2>/dev/null; done"])
+        yield None
+
+
+# -- device_busy: another writer on the same device ----------------------------------------------
+# The same serialized device, writable (faultfs --writable: a write sleeps BUSY_SLOW_MS like a
+# read, and its bytes are discarded), and one O_DIRECT `dd` writing the device's upper half in
+# BUSY_DD_BS blocks: its writes queue ahead of our reads in the single-threaded server. The probes
+# read [0, 32 MiB) only; the writer writes [WRITE_FROM_MIB, FILE_MIB), so the probes never read
+# what is written (and faultfs discards it anyway).
+WRITE_FROM_MIB = FILE_MIB // 2
+
+
+def writers_setup(scratch):
+    store = fuse_loop(slow_ms=BUSY_SLOW_MS, single_threaded=True, writable=True)
+    if isinstance(store, str):
+        return store
+    return dict(store, probes=twin_probes("wbusy", store["dev"]))
+
+
+@contextlib.contextmanager
+def writers_induce(ctx):
+    if not shutil.which("dd"):
+        yield "dd is not installed"
+        return
+    blocks = int(BUSY_DD_BS.rstrip("M"))
+    seek, count = WRITE_FROM_MIB // blocks, (FILE_MIB - WRITE_FROM_MIB) // blocks
+    with contextlib.ExitStack() as stack:
+        spawn(stack, ["sh", "-c", f"while :; do dd if=/dev/zero of={ctx['dev']} bs={BUSY_DD_BS} "
+                      f"seek={seek} count={count} oflag=direct conv=notrunc 2>/dev/null; done"])
         yield None
 
 
@@ -302,6 +333,7 @@ CASES = [
     Case("device_throttle", "device", device_setup, device_induce, before=in_cgroup("io", "io")),
     Case("slow_store", "device", slow_store_setup, slow_store_induce),
     Case("other_readers", "device_busy", busy_setup, busy_induce),
+    Case("other_writers", "device_busy", writers_setup, writers_induce),
     Case("memory_high", "memory_reclaim", reclaim_setup, reclaim_induce, before=in_cgroup("mem", "memory")),
     Case("fragmented", "memory_compaction", compaction_setup, nothing),
     Case("cpu_quota", "cpu_contention", cpu_setup, quota_induce, before=in_cgroup("cpu", "cpu")),
