@@ -9,7 +9,6 @@ or the test's Scratch and is removed on exit; nothing of anyone else's is touche
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from iodrift_test import fuse, sshfs
 from iodrift_test.cgroup import Cgroup
 from iodrift_test.delay_proxy import DelayProxy
 from iodrift_test.devices import sh
+from iodrift_test.slowdown import MemorySqueeze, kill_group, squeeze_writer_dir, tmpfs_loop
 from zoo import Case
 
 FILE_MIB = 128
@@ -31,17 +31,6 @@ def data_file(mnt, mib=FILE_MIB):
             f.write(os.urandom(1 << 20))
         os.fsync(f.fileno())
     return path
-
-
-def tmpfs_loop(scratch, name, size, *losetup_args):
-    """ext4 on a loop device over a file in a tmpfs of its own (RAM: no disk under it)."""
-    mem = scratch.mount("tmpfs", name + "-mem", "-t", "tmpfs", "-o", f"size={(size >> 20) + 40}m")
-    img = os.path.join(mem, "fs.img")
-    with open(img, "wb") as f:
-        f.truncate(size)
-    dev = scratch.attach(img, *losetup_args)
-    sh("mkfs.ext4", "-q", "-F", dev)
-    return dev
 
 
 def loop_fs(scratch, name, in_memory=False):
@@ -65,12 +54,7 @@ def spawn(stack, cmd):
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
-    def stop():
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    stack.callback(stop)
+    stack.callback(kill_group, proc)
     return proc
 
 
@@ -209,19 +193,15 @@ def writers_induce(ctx):
 
 
 # -- memory_reclaim: the daemon in a memory cgroup whose limit forces reclaim ---------------------
-# The limit leaves 8 MiB of page cache: the probe's readahead is reclaimed before it is read and
-# read again (read amplification ~2x), and reclaim waits on a dirty writer sharing the cgroup.
-# The writer writes to a loop device over a tmpfs file, so its writeback never reaches the disk
-# under the probe's loop device (on a disk-backed writer, our reads queued behind its writeback:
-# a device cause as well), and runs at nice 19, so it does not take the readers' CPU.
-RECLAIM_ROOM = 8 << 20
-
-
+# iodrift_test.slowdown.MemorySqueeze: the limit leaves 8 MiB of page cache, so the probe's
+# readahead is reclaimed before it is read and read again (read amplification ~2x), and reclaim
+# waits on a nice-19 dirty writer sharing the cgroup, on a loop device over a tmpfs file. The
+# daemon joins the cgroup before its baseline (in_cgroup), so its anonymous memory is counted.
 def reclaim_setup(scratch):
     dev, path = loop_fs(scratch, "reclaim")
-    wmnt = scratch.mount(tmpfs_loop(scratch, "reclaim-writer", 600 << 20), "reclaim-writer-mnt")
     return {"probes": [{"name": "reclaim-buffered", "kind": "buffered", "target": path,
-                        **dict(COMMON, size="96MiB")}], "writer_dir": wmnt}
+                        **dict(COMMON, size="96MiB")}],
+            "writer_dir": squeeze_writer_dir(scratch, "reclaim-writer")}
 
 
 @contextlib.contextmanager
@@ -229,15 +209,7 @@ def reclaim_induce(ctx):
     if ctx["why"]:
         yield ctx["why"]
         return
-    cg = ctx["cg"]
-    with contextlib.ExitStack() as stack:
-        # Room for the daemon's own memory and RECLAIM_ROOM of page cache, shared with the writer.
-        cg.memory_limit(cg.anon_bytes() + RECLAIM_ROOM)
-        stack.callback(cg.memory_limit, None)
-        fill = os.path.join(ctx["writer_dir"], "fill")
-        spawn(stack, ["sh", "-c", f"echo $$ > {cg.path}/cgroup.procs && "
-                      f"while :; do nice -n 19 dd if=/dev/zero of={fill} bs=1M count=512 "
-                      "conv=notrunc 2>/dev/null; done"])
+    with MemorySqueeze(ctx["daemon"].proc.pid, ctx["writer_dir"], cgroup=ctx["cg"]):
         yield None
 
 
