@@ -4,7 +4,7 @@ which buffered reads fall while `direct` stays flat — and whether the verdict 
 diagnose` tell them apart.
 
 A `buffered` probe and its `direct` twin (64 MiB, time budget 2 s, every 2 s) read a 128 MiB
-file of random data on ext4 on a loop device (--direct-io=on). The daemon joins a memory cgroup
+file of random data on ext4 on a loop device (--direct-io=on) over a tmpfs file. The daemon joins a memory cgroup
 of its own right after it starts (so its anonymous memory is counted there); no limit yet.
 Phases:
 
@@ -20,8 +20,8 @@ Phases:
      a tmpfs-backed loop device). The buffered reads' readahead is reclaimed before it is read
      and read again; O_DIRECT reads allocate no page cache. Checked on 3 buffered runs and the
      direct runs of the same time: buffered's median below 0.67 of its baseline, direct's median
-     ratio at least twice buffered's, and the verdict "memory_reclaim" (undetermined accepted:
-     never a wrong cause).
+     ratio at least 0.4 and twice buffered's, and the verdict "memory_reclaim" (undetermined
+     accepted: never a wrong cause).
 
 The idle-free-memory slowdown this test once tried to make (free memory handed back to the
 hypervisor by free page reporting, PROBES.md §3.2) does not reproduce on the CI's VM: the test
@@ -45,12 +45,13 @@ from iodrift_test.dbus import Bus, ctl, wait_for_service
 from iodrift_test.devices import Scratch, need_root
 from iodrift_test.skip import fail, need_tools, skip
 from iodrift_test.cgroup import Cgroup
-from iodrift_test.slowdown import MemorySqueeze, ReadThrottle, squeeze_writer_dir
+from iodrift_test.slowdown import MemorySqueeze, ReadThrottle, squeeze_writer_dir, tmpfs_loop
 from iodrift_test.wait import wait_for
 
 FILE_BYTES = 128 << 20
 THROTTLE = 20 << 20
 SLOW = 0.67          # a run below this share of the baseline is "slow"
+DIRECT_FLOOR = 0.4   # phase 3: direct's median ratio at least this (and twice buffered's)
 BUF, DIRECT = "sd-buffered", "sd-direct"
 
 need_root("mkfs.ext4")
@@ -146,7 +147,9 @@ def main():
             skip(memcg.missing)
         if no_delayacct:
             print(f"delay accounting off ({no_delayacct}): undetermined is accepted for the device")
-        dev = s.loop(512 << 20, "fs", losetup_args=("--direct-io=on",))
+        # Over a tmpfs file: a disk-backed loop device's direct reads go through the host's cache
+        # (direct baselines 380-3156 MB/s between runs here, phase 3 runs at 0.24-2.37 of them).
+        dev = tmpfs_loop(s, "fs", 512 << 20, "--direct-io=on")
         mnt = s.mount(dev, "mnt")
         target = os.path.join(mnt, "data")
         with open(target, "wb") as f:
@@ -211,14 +214,14 @@ def main():
             print(f"phase 3 squeezed memory cgroup: {figures}")
             if statistics.median(buffered) >= SLOW:
                 fail(f"the squeezed memory cgroup did not slow buffered reads: {figures}")
-            # Direct does not fall with buffered. Not "within 10 % of its baseline": a direct read
-            # of the loop device reads its backing file through the host, whose cache moved the
-            # direct baseline from 380 to 1873 MB/s between runs of this test here, and each
-            # direct run's 1 MiB buffers are charged to the squeezed cgroup too (0.57-2.37 of
-            # baseline in phase 3, against buffered at 0.18-0.37).
-            if not direct or statistics.median(direct) < 2 * statistics.median(buffered):
+            # Direct does not fall with buffered (a device throttle puts it at 0.05-0.08 with
+            # buffered). Not "within 10 % of its baseline": short reads scatter, and the daemon
+            # shares the squeezed cgroup and the CPUs with the writer.
+            direct_floor = max(DIRECT_FLOOR, 2 * statistics.median(buffered))
+            if not direct or statistics.median(direct) < direct_floor:
                 fail(f"direct reads fell with buffered ones with the memory cgroup squeezed "
-                     f"(direct's median ratio is under twice buffered's): {figures}")
+                     f"(direct's median ratio under {direct_floor:.2f}: {DIRECT_FLOOR} or twice "
+                     f"buffered's): {figures}")
     print("ok")
 
 
