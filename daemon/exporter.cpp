@@ -64,11 +64,6 @@ void Exporter::Reconfigure(const ProcRoot& root, const config::CollectorsConfig&
   set_ = std::move(set);
 }
 
-void Exporter::AddSource(FamilySource source) {
-  std::lock_guard lock(mu_);
-  sources_.push_back(std::move(source));
-}
-
 void Exporter::AddTextSource(TextSource source) {
   std::lock_guard lock(mu_);
   text_sources_.push_back(std::move(source));
@@ -143,13 +138,6 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
                           MetricType::Gauge);
   AddSample(build, 1, {{"revision", IODRIFT_REVISION}, {"version", IODRIFT_VERSION}});
   out.push_back(std::move(build));
-
-  std::vector<FamilySource> sources;
-  {
-    std::lock_guard lock(mu_);
-    sources = sources_;
-  }
-  for (const auto& source : sources) source(out);
   return out;
 }
 

@@ -38,7 +38,6 @@
 
 namespace iodrift::daemon {
 
-using FamilySource = std::function<void(std::vector<prometheus::MetricFamily>&)>;
 // Text already in the exposition format (prepared families), sent after the collectors' text.
 using TextSource = std::function<std::shared_ptr<const PreparedBody>()>;
 
@@ -50,9 +49,6 @@ class Exporter {
 
   // Replaces the proc root and the state collectors (keeps them when both are unchanged).
   void Reconfigure(const ProcRoot& root, const config::CollectorsConfig& collectors);
-
-  // Adds a source of families (called on every scrape, after the collectors).
-  void AddSource(FamilySource source);
 
   // Adds a source of prepared text, appended after Collect()'s families on every scrape.
   void AddTextSource(TextSource source);
@@ -78,7 +74,6 @@ class Exporter {
   const std::shared_ptr<InFlightReads> in_flight_ = std::make_shared<InFlightReads>();
   mutable std::mutex mu_;
   std::shared_ptr<const CollectorSet> set_;
-  std::vector<FamilySource> sources_;
   std::vector<TextSource> text_sources_;
   mutable std::atomic<std::size_t> last_text_size_{0};
 };

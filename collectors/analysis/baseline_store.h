@@ -30,7 +30,7 @@
 // (FitBaselineState before each save; WriteFileAtomically refuses larger contents).
 //
 // Thread-safety: plain values and free functions; the file functions must not run concurrently
-// on the same state dir (ResultStore serialises them).
+// on the same state dir (ProbeStates, probe_states.h, serialises them).
 #pragma once
 
 #include <cstddef>

@@ -29,7 +29,7 @@ from iodrift_test.wait import wait_for
 
 need_root("mkfs.ext4")
 PROBE = "hot"
-SAVE_INTERVAL = 10  # ResultStore's kDefaultMinSaveInterval
+SAVE_INTERVAL = 10  # ProbeStates' kDefaultMinSaveInterval (probe_states.h)
 
 
 def machine_state_only(d):
