@@ -13,7 +13,7 @@ after which this VM's free page reporting hands free memory back to the hypervis
      below 0.67 of the baseline, `iodriftctl diagnose` runs: it must NOT recover (no memory
      step can undo a device limit) and the direct twin is slow too.
   3. memory: limit removed, helper stopped, free memory left idle (reported to the host). When
-     this makes buffered slower than 0.67 of the baseline (the state of PROBES.md §3.2 and of
+     this makes buffered slower than 0.67 of the baseline (the state docs/probes.md, "Why buffered next to direct", measures and of
      the table in docs/diagnose.md), diagnose runs again; where one of its memory steps
      recovers it (in practice warm_free_memory or drop_caches, whose freed pages are backed)
      the answer is exported and shown. When the machine does not show that slowdown, or it
