@@ -269,13 +269,12 @@ class Daemon {
     // A slow run whose verdict needs its twin's evidence from the same moment (verdict.h, the
     // twin rule) gets that twin run now: it starts when this run frees the device lane.
     scheduler_.AddListener([this](const probes::ProbeResult& r) {
-      const auto all = states_.Snapshot();
       const auto state = states_.Get(r.name);
       if (!state || state->last.generation != r.generation) return;
-      if (const analysis::ProbeState* twin = analysis::TwinToRunNow(*all, *state)) {
+      if (state->verdict.wants_twin_run && !state->twin.empty()) {
         spdlog::debug("probe={} verdict needs a contemporaneous run of its twin {}: running it",
-                      r.name, twin->spec.name);
-        (void)scheduler_.RunNow(twin->spec.name);
+                      r.name, state->twin);
+        (void)scheduler_.RunNow(state->twin);
       }
     });
     scheduler_.Apply(states_.Define(cfg_.probes));

@@ -68,7 +68,7 @@ std::string BootsApiJson(const std::optional<std::string>& boot_id,
 std::string BootsText(const std::string& name, const std::vector<analysis::BootRow>& rows) {
   std::string out = "probe " + name + ": ratio to each boot's own baseline, newest boot first\n";
   if (rows.empty()) return out + "  no boots recorded yet\n";
-  // page::Printf holds 64 bytes: the heading in two pieces.
+  // The heading in two pieces, each well within what page::Printf holds.
   out += page::Printf("  %-9s %-16s %6s %6s %6s %6s", "boot", "boot time", "1h", "1d", "7d", "30d");
   out += page::Printf(" %6s %6s %-9s %s\n", "last", "worst", "at", "verdict");
   for (const auto& row : rows) {

@@ -240,8 +240,8 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   s->last_activity = now;
   s->run_bytes = state->spec.size != 0 ? state->spec.size : state->last.bytes;
   auto snapshot = states_.Snapshot();
-  // The direct twin (analysis::FindTwin, the one pairing rule) runs beside the probe.
-  if (const analysis::ProbeState* twin = analysis::FindTwin(*snapshot, *state);
+  // The direct twin (the one the stored verdict was decided with) runs beside the probe.
+  if (const analysis::ProbeState* twin = analysis::StoredTwin(*snapshot, *state);
       twin != nullptr && probes::Traits(twin->spec.kind).bypasses_page_cache) {
     s->twin = twin->spec.name;
     s->twin_generation = twin->generation;
@@ -252,8 +252,7 @@ Expected<DiagnoseReply> Diagnoser::Begin(const std::string& name, const Diagnose
   s->report.baseline = state->baseline;
   s->report.start_time_seconds = Now();
   if (state->ran()) {
-    s->report.verdict = analysis::CauseName(
-        analysis::VerdictOf(*state, analysis::FindTwin(*snapshot, *state)).cause);
+    s->report.verdict = analysis::CauseName(state->verdict.cause);
   }
   open_ = std::move(s);
   spdlog::info("diagnose: probe={} begun by uid={} (twin {}, {} steps)", name, caller.uid,

@@ -2,7 +2,6 @@
 #include "daemon/page_format.h"
 
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <ctime>
 
@@ -84,15 +83,6 @@ std::string Uptime(double seconds) {
   } else {
     std::snprintf(buf, sizeof buf, "%llds", s);
   }
-  return buf;
-}
-
-std::string Printf(const char* format, ...) {
-  char buf[64];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
   return buf;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/common/text.h"
+
 namespace iodrift::daemon {
 
 // &, <, >, " and ' as entities; everything else (UTF-8 included) unchanged.
@@ -26,8 +28,8 @@ std::string Utc(double seconds, UtcStyle style = UtcStyle::kFull);
 // not finite.
 std::string Uptime(double seconds);
 
-// snprintf into a string of at most 63 characters (longer output is cut).
-__attribute__((format(printf, 1, 2))) std::string Printf(const char* format, ...);
+// snprintf into a string (collectors/common/text.h).
+using text::Printf;
 
 }  // namespace page
 }  // namespace iodrift::daemon

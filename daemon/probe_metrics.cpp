@@ -285,10 +285,11 @@ void AppendProbeFamilies(const analysis::ProbeSnapshot& states, std::vector<Metr
                 With(labels, "result", probes::OutcomeName(outcome)));
     }
     AddSample(read_total, static_cast<double>(s.read_bytes_total), labels);
-    // The page-cache side of a twin pair and its twin (analysis::FindTwin, the one pairing rule).
+    // The page-cache side of a twin pair and its twin (the one its stored verdict was decided
+    // with).
     if (r.success() && r.throughput_bytes_per_second && *r.throughput_bytes_per_second > 0 &&
         traits.twin && !traits.bypasses_page_cache) {
-      const analysis::ProbeState* twin = analysis::FindTwin(states, s);
+      const analysis::ProbeState* twin = analysis::StoredTwin(states, s);
       if (twin && twin->last.success() && twin->last.throughput_bytes_per_second &&
           *twin->last.throughput_bytes_per_second > 0 && taxed_targets.insert(r.target).second) {
         AddSample(tax, 1 - *r.throughput_bytes_per_second / *twin->last.throughput_bytes_per_second,

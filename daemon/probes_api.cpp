@@ -39,8 +39,7 @@ void WriteHistoryPoint(JsonWriter& w, const analysis::HistoryPoint& p) {
   w.EndObject();
 }
 
-std::string ProbeJson(const analysis::ProbeState& rec, const analysis::ProbeSnapshot& states,
-                      std::optional<std::size_t> last_points) {
+std::string ProbeJson(const analysis::ProbeState& rec, std::optional<std::size_t> last_points) {
   JsonWriter result;
   WriteProbeResultJson(result, rec.last);
   JsonWriter w;
@@ -53,12 +52,11 @@ std::string ProbeJson(const analysis::ProbeState& rec, const analysis::ProbeSnap
   w.Key("uptime_at_worst").OptionalNumber(rec.uptime_at_worst);
   w.Key("baseline_runs_needed").Unsigned(rec.baseline_runs_needed);
   w.Key("baseline_runs_counted").Unsigned(rec.baseline_runs_counted());
-  const analysis::ProbeState* twin = analysis::FindTwin(states, rec);
-  const analysis::Verdict verdict = analysis::VerdictOf(rec, twin);
+  const analysis::Verdict& verdict = rec.verdict;  // stored when the run was published
   w.Key("cause").String(analysis::CauseName(verdict.cause));
   w.Key("verdict").String(analysis::CauseName(verdict.cause));  // the cause's first name
   w.Key("verdict_text").String(verdict.line);
-  w.Key("explain").String(analysis::ExplainProbe(rec, rec.window, twin));
+  w.Key("explain").String(analysis::ExplainProbe(rec, rec.window));
   w.Key("runs").BeginObject();
   for (auto outcome : probes::kAllOutcomes) {
     auto it = rec.runs.find(outcome);
@@ -95,7 +93,7 @@ std::string ProbesApiJson(const std::optional<std::string>& boot_id,
     if (!state->ran()) continue;
     if (!first) out += ",";
     first = false;
-    out += ProbeJson(*state, states, last_points);
+    out += ProbeJson(*state, last_points);
   }
   out += "]}\n";
   return out;

@@ -497,8 +497,7 @@ std::string RenderStatusPage(const StatusPageInput& in) {
     if (rec.ran()) {
       out += ResultFieldsHtml(rec.last);
       out += "<h3>explain</h3><pre class=\"explain\">" +
-             HtmlEscape(analysis::ExplainProbe(rec, rec.window, analysis::FindTwin(states, rec))) +
-             "</pre>";
+             HtmlEscape(analysis::ExplainProbe(rec, rec.window)) + "</pre>";
     }
     if (rec.diagnosis || rec.experiment_runs > 0) {
       // The recovery experiment's own record: its runs are in no chart or figure above.

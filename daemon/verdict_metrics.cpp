@@ -37,8 +37,7 @@ void AppendVerdictFamily(const analysis::ProbeSnapshot& states,
                  prometheus::MetricType::Gauge);
   for (const auto& state : states) {
     if (!state || !HasVerdict(*state)) continue;
-    const analysis::Verdict verdict =
-        analysis::VerdictOf(*state, analysis::FindTwin(states, *state));
+    const analysis::Verdict& verdict = state->verdict;  // stored when the run was published
     Labels labels = {{"cause", std::string(analysis::CauseName(verdict.cause))},
                      {"kind", std::string(probes::ProbeKindName(state->last.kind))},
                      {"probe", state->last.name},

@@ -8,9 +8,9 @@
 // including "no slowdown" and a last run that failed.
 //
 // The verdict of a probe depends on its buffered/direct twin (FindTwin), so it changes when the
-// twin runs as well as when the probe does: it is computed from the whole snapshot here, at
-// scrape time. Code that prepares families when a probe runs must re-prepare this one for the
-// probe *and* its twin.
+// twin runs as well as when the probe does: ProbeStates stores it in both states then
+// (ProbeState::verdict, probe_states.h), and this family reads what is stored. Code that prepares
+// families when a probe runs must re-prepare this one for the probe *and* its twin.
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -106,11 +106,10 @@ std::string TimePartsText(const TimeParts& tp) {
 
 }  // namespace
 
-std::string ExplainProbe(const ProbeState& record, const DriftWindow& window,
-                         const ProbeState* twin) {
+std::string ExplainProbe(const ProbeState& record, const DriftWindow& window) {
   const ProbeResult& r = record.last;
   const std::string_view unit = DriftFigureUnit(r.kind);
-  std::string out = VerdictOf(record, twin).line + "\n";
+  std::string out = record.verdict.line + "\n";
   out += "probe " + r.name + " (" + std::string(ProbeKindName(r.kind)) +
          (r.target.empty() ? "" : ", " + r.target) + ")\n";
   if (record.last_figure) {

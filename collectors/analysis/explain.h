@@ -17,10 +17,9 @@
 
 namespace iodrift::analysis {
 
-// The text. Pure; never fails (says what is missing).
-// `twin`: the buffered/direct probe on the same target (FindTwin), or null.
-std::string ExplainProbe(const ProbeState& record, const DriftWindow& window,
-                         const ProbeState* twin = nullptr);
+// The text. Pure; never fails (says what is missing). The verdict line is the one stored with
+// the record (ProbeState::verdict).
+std::string ExplainProbe(const ProbeState& record, const DriftWindow& window);
 
 // The numbers behind ExplainProbe, for scripts (D-Bus Explain, `iodriftctl explain --json`):
 // last, baseline, ratio, worst_ratio, uptime_at_worst (those that exist), window_runs,

@@ -114,6 +114,7 @@ void ProbeStates::EnablePersistence(const std::filesystem::path& state_dir,
       Show(it->second, *next);
       slot.state = std::move(next);
     }
+    StoreVerdictsLocked();
     PublishLocked();
     spdlog::info("baselines: state_file={} boot_id={} probes={} past_boots={}",
                  (state_dir / kBaselineFileName).string(), *boot_id, state_.probes.size(),
@@ -158,6 +159,7 @@ bool ProbeStates::LoadDeferred() {
   state_.history = std::move(loaded.state.history);
   load_deferred_ = false;
   dirty_ = true;
+  StoreVerdictsLocked();
   PublishLocked();
   spdlog::info("baselines: loaded {} after all: probes={} past_boots={}",
                (dir / kBaselineFileName).string(), loaded.state.probes.size(),
@@ -277,6 +279,7 @@ std::vector<DefinedProbe> ProbeStates::Define(const std::vector<ProbeSpec>& spec
     }
     slots_ = std::move(next);
     order_ = std::move(order);
+    StoreVerdictsLocked();
     PublishLocked();
   }
   MaybeSave(false);
@@ -318,15 +321,22 @@ bool ProbeStates::Record(const ProbeResult& result) {
         s.correlations = s.window.Correlations();
       }
     }
-    if (update.worst) {
-      // The boot record keeps what the verdict named at the worst run (boot_record.h).
-      pb.record.worst_verdict = CauseName(VerdictOf(s, FindTwin(*published_, s)).cause);
-    }
     if (history_enabled_) {
       s.history =
           s.history.Append(MakeHistoryPoint(result, s.baseline, boot_id_), history_capacity_);
     }
+    StoreVerdict(s, TwinLocked(s));
+    if (update.worst) {
+      // The boot record keeps what the verdict named at the worst run (boot_record.h).
+      pb.record.worst_verdict = CauseName(s.verdict.cause);
+    }
     it->second.state = std::move(next);
+    // The probes whose twin this one is: their verdict may change with this run.
+    for (auto& [name, slot] : slots_) {
+      if (name != result.name && IsTwinOf(*slot.state, *it->second.state)) {
+        StoreVerdictLocked(slot);
+      }
+    }
     PublishLocked();
   }
   MaybeSave(false);
@@ -352,6 +362,29 @@ void ProbeStates::RecordExperimentRun(const std::string& name, std::uint64_t gen
   ++next->experiment_runs;
   it->second.state = std::move(next);
   PublishLocked();
+}
+
+const ProbeState* ProbeStates::TwinLocked(const ProbeState& state) const {
+  for (const auto& name : order_) {
+    const ProbeState& other = *slots_.at(name).state;
+    if (IsTwinOf(state, other)) return &other;
+  }
+  return nullptr;
+}
+
+void ProbeStates::StoreVerdictLocked(Slot& slot) {
+  const ProbeState* twin = TwinLocked(*slot.state);
+  Verdict verdict = VerdictOf(*slot.state, twin);
+  std::string twin_name = twin ? twin->spec.name : std::string();
+  if (verdict == slot.state->verdict && twin_name == slot.state->twin) return;
+  auto next = std::make_shared<ProbeState>(*slot.state);
+  next->verdict = std::move(verdict);
+  next->twin = std::move(twin_name);
+  slot.state = std::move(next);
+}
+
+void ProbeStates::StoreVerdictsLocked() {
+  for (const auto& name : order_) StoreVerdictLocked(slots_.at(name));
 }
 
 void ProbeStates::PublishLocked() {

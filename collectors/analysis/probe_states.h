@@ -18,6 +18,15 @@
 //   RecordExperimentRun / RecordDiagnosis  the recovery experiment's own record (diagnose.h):
 //                  its runs are counted apart and never reach the baseline, the drift window,
 //                  the worst ratio or the history; both are dropped for another generation.
+//   Verdict        a probe's verdict depends on its state and on its buffered/direct twin's
+//                  (verdict.h), so ProbeStates stores it (ProbeState::verdict, ::twin) whenever
+//                  either changes, before the change is published: when the probe records a
+//                  run, when its twin records one (a follow-up twin run decides a verdict that
+//                  waited for it: the probe's stored verdict changes without a run of its own),
+//                  on Define (a twin added, removed or redefined) and when baselines load. A
+//                  state whose verdict did not change is not copied. So in every snapshot a
+//                  probe's stored verdict is VerdictOf(state, FindTwin(snapshot, state)), computed
+//                  once, and every output shows the same one.
 //   Snapshot()     what every reader (exporter, status page, /api/v1/probes, D-Bus, systemd
 //                  status) works from: an immutable list of immutable ProbeStates, swapped
 //                  whole after each change. A reader copies one shared_ptr, never a drift window.
@@ -46,6 +55,7 @@
 #include <vector>
 
 #include "collectors/analysis/baseline_store.h"
+#include "collectors/analysis/cause.h"
 #include "collectors/analysis/diagnose.h"
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/history.h"
@@ -90,6 +100,12 @@ struct ProbeState {
   std::vector<double> recent_ratios;
   std::optional<double> worst_ratio;      // lowest valid ratio this boot
   std::optional<double> uptime_at_worst;  // uptime (s) at the start of that run
+
+  // The verdict of the last run (verdict.h VerdictOf) and the name of the twin it was decided
+  // with (FindTwin; empty when none), stored by ProbeStates (see "Verdict" at the top). Every
+  // output reads these; none decides the verdict again.
+  Verdict verdict;
+  std::string twin;
 
   DriftWindow window;              // last kDriftWindowSize valid figures + features
   DriftCorrelations correlations;  // window.Correlations() after the last sample
@@ -166,6 +182,13 @@ class ProbeStates {
     std::shared_ptr<const ProbeState> state;
   };
   void PublishLocked();
+  // The twin of `state` among the slots now (verdict.h FindTwin's rule, in Define order).
+  const ProbeState* TwinLocked(const ProbeState& state) const;
+  // Stores the verdict of the probe in `slot` (verdict.h StoreVerdict) with its twin among the
+  // slots now; a new state only when the verdict or the twin changed.
+  void StoreVerdictLocked(Slot& slot);
+  // StoreVerdictLocked for every probe (Define, baselines loaded).
+  void StoreVerdictsLocked();
   void MaybeSave(bool force);
   // Loads a state file whose first load was deferred (LoadedBaselines::deferred); true when
   // there is none (any more), false while it still cannot be read.

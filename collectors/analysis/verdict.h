@@ -12,8 +12,8 @@
 // the added time, grew >= kPartGrowth x its baseline value per unit, and grew >= kOutgrowRest x
 // as much as the rest of the time per unit (a proportional slowdown carries nothing) — except
 // for off-CPU and block I/O wait when others moved >= kOthersBusy of the device's bytes and the
-// rest added < kAbsent of the added time (a rest of a few ms per run grows by noise; verdict.cpp
-// PerUnit::Carries). Evidence unknown now or at baseline carries nothing.
+// rest added < kAbsent of the added time (a rest of a few ms per run grows by noise;
+// verdict_evidence.cpp PerUnit::Carries). Evidence unknown now or at baseline carries nothing.
 //
 // Rules, in order (docs/reading-drift.md "Reading a slowdown" has the table and measurements):
 //   1. no baseline, no figure, no time parts now or at baseline → undetermined (says which);
@@ -81,6 +81,14 @@
 // squeeze, another workload) that happened minutes earlier — the case of a direct twin from
 // before a block throttle was applied, which read as "direct reads did not slow: not the device".
 //
+// Code. verdict_rules.cpp holds one function per rule, each returning a finding (a cause named,
+// or undetermined with its reason) or "not mine", and DecideVerdict, which walks them in the
+// order above; verdict_evidence.cpp gathers the evidence once per decision and holds the one
+// formatter of the text. The verdict is computed once per published run, not per output:
+// ProbeStates stores it with the probe's state (ProbeState::verdict, StoreVerdict; when it is
+// recomputed: probe_states.h) and JSON, D-Bus, /metrics, the status page, explain and the boot
+// record read it.
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -89,6 +97,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/analysis/cause.h"
 #include "collectors/analysis/drift.h"
 #include "collectors/analysis/probe_states.h"
 
@@ -123,25 +132,6 @@ inline constexpr double kRereadAmplification = 1.5;
 // of a throttled read's 2.0 s block I/O wait, 4 runs of 4; docs/reading-drift.md).
 inline constexpr double kIoCover = 0.8;
 
-// The causes a verdict can name (iodrift_probe_verdict{cause}, JSON/D-Bus `cause`). Names are
-// lower-case words with '_'; docs/reading-drift.md lists the evidence each needs.
-enum class Cause {
-  kDevice,             // "device": the device serves our requests more slowly
-  kDeviceBusy,         // "device_busy": our requests queued behind other I/O on the device
-  kMemoryReclaim,      // "memory_reclaim": the reader waited in or spent CPU on reclaim
-  kMemoryCompaction,   // "memory_compaction": high-order allocation / compaction
-  kPageAllocation,     // "page_allocation": kernel CPU allocating and zeroing page-cache pages
-  kHypervisorReclaim,  // "hypervisor_reclaim": page allocation from memory the host took back
-                       //   (free page reporting / balloon)
-  kCpuContention,      // "cpu_contention": run-queue wait, cgroup CPU quota throttling
-  kRemoteFilesystem,   // "remote_filesystem": a network filesystem's server or network
-  kUndetermined,       // "undetermined": no cause carries most of the added time
-};
-std::string_view CauseName(Cause cause);
-// Every cause, in the order above (metrics export one series per probe for the current one).
-const std::vector<Cause>& AllCauses();
-std::optional<Cause> ParseCauseName(std::string_view name);
-
 struct VerdictInput {
   ProbeKind kind = ProbeKind::kBuffered;
   std::optional<double> figure;            // last run's figure (bytes/s or ops/s)
@@ -161,29 +151,27 @@ struct VerdictInput {
   std::vector<double> previous_ratios;
 };
 
-struct Verdict {
-  Cause cause = Cause::kUndetermined;
-  std::string line;  // "Verdict: <cause>: <figures>" (no newline)
-  // Undetermined only for want of a contemporaneous twin run (rule 5): running the twin now
-  // would decide it.
-  bool wants_twin_run = false;
-};
-
+// The rules above, in their order (verdict_rules.cpp: one function per rule).
 Verdict DecideVerdict(const VerdictInput& in);
 
-// The buffered probe for a direct one and the reverse, on the same target, that ran; else null.
-// The one place that pairs twins (verdict, explain, D-Bus, status page, /api/v1/probes).
+// Whether `other` is `state`'s twin: the buffered probe for a direct one and the reverse, on the
+// same target, that ran. The one pairing rule.
+bool IsTwinOf(const ProbeState& state, const ProbeState& other);
+// The first of `all` that IsTwinOf `state`; else null.
 const ProbeState* FindTwin(const ProbeSnapshot& all, const ProbeState& state);
 
 // The twin rule (top of this file): `twin_run` starts at or after `run` started and at most
 // kTwinWindowSeconds after `run` ended.
 bool Contemporaneous(const ProbeResult& run, const ProbeResult& twin_run);
 
-// The twin whose run now would decide `state`'s verdict (VerdictOf(...).wants_twin_run); null when
-// none is needed. The daemon runs it as soon as `state`'s run is recorded.
-const ProbeState* TwinToRunNow(const ProbeSnapshot& all, const ProbeState& state);
-
 // DecideVerdict on a probe's state (its last run vs its baseline) and its twin (may be null).
 Verdict VerdictOf(const ProbeState& state, const ProbeState* twin);
+
+// Stores VerdictOf(state, twin) and the twin's name in `state` (ProbeState::verdict, ::twin).
+// ProbeStates calls it when a run is published (probe_states.h says when); every output reads
+// what it stored.
+void StoreVerdict(ProbeState& state, const ProbeState* twin);
+// The twin `state` stored (ProbeState::twin) as it is in `all`; null when none.
+const ProbeState* StoredTwin(const ProbeSnapshot& all, const ProbeState& state);
 
 }  // namespace iodrift::analysis

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 
 namespace iodrift::text {
 
@@ -165,6 +167,15 @@ std::optional<std::uint64_t> CheckedAdd(std::uint64_t a, std::uint64_t b) {
   std::uint64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
   return r;
+}
+
+std::string Printf(const char* format, ...) {
+  char buf[128];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
 }
 
 }  // namespace iodrift::text

@@ -46,6 +46,9 @@ bool HasControlCharacter(std::string_view s);
 // Valid UTF-8 above U+009F is kept as it is.
 std::string TerminalSafe(std::string_view s);
 
+// snprintf into a string of at most 127 characters (longer output is cut).
+__attribute__((format(printf, 1, 2))) std::string Printf(const char* format, ...);
+
 // a * b and a + b, or nullopt when the result does not fit in 64 bits.
 std::optional<std::uint64_t> CheckedMul(std::uint64_t a, std::uint64_t b);
 std::optional<std::uint64_t> CheckedAdd(std::uint64_t a, std::uint64_t b);

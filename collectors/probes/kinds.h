@@ -2,7 +2,7 @@
 // differs by kind — the config loader (which keys apply, the choices in messages, the default
 // probes), the remote defaults (netfs.h), the runner (what the run's size is), the figure's unit
 // and op (result fields, drift, /metrics, the status page), the `--once` table and the twin
-// (analysis::FindTwin).
+// (analysis::IsTwinOf).
 //
 // The run function is the one property not in the row: the runner's switch over ProbeKind
 // (runner.cpp RunKind, checked complete by -Wswitch) calls it, so the config and its fuzzer
@@ -47,7 +47,7 @@ struct KindTraits {
   // reading; their CPU is the kernel's I/O path, far below the budget).
   Duration default_time_budget;
   // The kind whose run on the same target tells this one's device from its page cache
-  // (buffered <-> direct); analysis::FindTwin pairs probes by it. The kinds of a pair read the
+  // (buffered <-> direct); analysis::IsTwinOf pairs probes by it. The kinds of a pair read the
   // target in sequence, so their system CPU per GiB is a figure (runner.cpp).
   std::optional<ProbeKind> twin;
   // Reads bypass the page cache (O_DIRECT): the device side of a twin pair (the recovery

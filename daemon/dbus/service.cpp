@@ -337,16 +337,10 @@ DbusService::Impl::Explanation DbusService::Impl::Explained(const std::string& n
                ")\n  last:      no run yet since the daemon started\n";
     return out;
   }
-  // The buffered/direct twin on the same target, for the verdict (one FindTwin for every output).
-  analysis::ProbeSnapshot all;
-  for (auto& candidate : scheduler.Probes()) {
-    if (auto state = options.record(candidate.name)) all.push_back(std::move(state));
-  }
-  const analysis::ProbeState* twin = analysis::FindTwin(all, *record);
-  const analysis::Verdict verdict = analysis::VerdictOf(*record, twin);
-  out.cause = verdict.cause;
-  out.verdict_text = verdict.line;
-  out.text = analysis::ExplainProbe(*record, record->window, twin);
+  // The verdict stored with the record when its run (or its twin's) was published.
+  out.cause = record->verdict.cause;
+  out.verdict_text = record->verdict.line;
+  out.text = analysis::ExplainProbe(*record, record->window);
   out.figures = analysis::ExplainFigures(*record, record->window);
   return out;
 }

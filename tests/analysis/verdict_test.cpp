@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/analysis/explain.h"
+#include "tests/analysis/states_test_util.h"
 
 namespace iodrift::probes {
 using namespace ::iodrift::analysis;  // NOLINT: tests of the analysis of probe results
@@ -595,6 +596,37 @@ TEST(Verdict, WithoutDelayAccountingReReadsUnderAMemoryCgroup) {
   });
 }
 
+// With delay accounting on but no taskstats (the packaged service has no CAP_NET_ADMIN): block
+// I/O wait is known (from /proc/thread-self/stat), the reclaim delay is not. The same squeeze
+// as above: the cgroup's memory stall and the re-read share of the block I/O wait stand for the
+// reclaim; before, the stand-in needed block I/O wait unknown too, and no rule named it.
+TEST(Verdict, BlockIoWaitWithoutReclaimDelayReReadsUnderAMemoryCgroup) {
+  auto no_taskstats = [](Parts r, double blkio) {
+    r = NoDelayacct(r);
+    r.blkio = blkio;
+    return r;
+  };
+  const Parts base = no_taskstats(
+      {.kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0}, 0.2);
+  const Parts squeezed = no_taskstats({.kernel = 1.19,
+                                       .wait = 1.69,
+                                       .runqueue = 1.38,
+                                       .cgroup_memory = 1.84,
+                                       .psi_io = 0.85,
+                                       .others = 0,
+                                       .amplification = 3.0},
+                                      1.6);
+  Parts no_rereads = squeezed;
+  no_rereads.amplification = 1.0;
+  Check({
+      {"memory cgroup stall and re-read block I/O", squeezed, base, ProbeKind::kBuffered, false,
+       std::nullopt, Cause::kMemoryReclaim, "cgroup memory stall and re-read block I/O"},
+      // NOT memory_reclaim: every page read once.
+      {"the stall without re-reads", no_rereads, base, ProbeKind::kBuffered, false, std::nullopt,
+       Cause::kUndetermined, ""},
+  });
+}
+
 // The idle-free-memory slow state of docs/probes.md, recorded without delay accounting: a buffered
 // run spent 1.16 s/GiB in kernel CPU against 0.10 s/GiB in the fast state (562 vs 819 MiB/s), the
 // device as busy per GiB, no allocation stalls, direct unchanged: page allocation.
@@ -710,7 +742,8 @@ TEST(Verdict, ExplainOpensWithTheVerdictOfTheStateAndItsTwin) {
   ASSERT_EQ(FindTwin(all, *direct), buffered.get());
   const Verdict v = VerdictOf(*buffered, FindTwin(all, *buffered));
   EXPECT_EQ(v.cause, Cause::kPageAllocation) << v.line;
-  const std::string text = ExplainProbe(*buffered, buffered->window, direct.get());
+  const auto stored = testing::WithStoredVerdicts(all);  // as ProbeStates stores it
+  const std::string text = ExplainProbe(*stored[0], stored[0]->window);
   EXPECT_EQ(text.rfind(v.line + "\nprobe b (buffered, /dev/loop7)\n", 0), 0u) << text;
   EXPECT_NE(text.find("  time:      wall "), std::string::npos) << text;
   EXPECT_EQ(VerdictOf(*direct, buffered.get()).cause, Cause::kUndetermined);  // 98 %: no slowdown
@@ -725,27 +758,8 @@ class TwinRule : public ::testing::Test {
   // kernel_share: of wall time; at 0.5 GiB/s 0.3 is 0.6 s/GiB, at 0.005 GiB/s 0.003 the same.
   static ProbeResult Run(const std::string& name, ProbeKind kind, double start, double gib_per_s,
                          double wait_share, double kernel_share = 0.003) {
-    ProbeResult r;
-    r.name = name;
-    r.kind = kind;
-    r.target = "/dev/loop7";
-    r.outcome = Outcome::kOk;
+    ProbeResult r = testing::LoopRun(name, kind, start, gib_per_s, wait_share, kernel_share);
     r.generation = 1;
-    r.bytes = 64ull << 20;
-    r.start_time_seconds = start;
-    r.duration_seconds = static_cast<double>(r.bytes) / (gib_per_s * (1ull << 30));
-    r.throughput_bytes_per_second = gib_per_s * (1ull << 30);
-    TimeParts tp;
-    tp.wall = r.duration_seconds;
-    tp.kernel_cpu = kernel_share * tp.wall;
-    tp.user_cpu = 0.01 * tp.wall;
-    tp.runqueue_wait = 0.0;
-    tp.device_wait = wait_share * tp.wall;
-    tp.other = tp.wall - tp.kernel_cpu - tp.user_cpu - *tp.device_wait;
-    tp.blkio_delay = tp.device_wait;  // delay accounting on: the wait is block I/O
-    tp.device_others_share = 0.01;
-    r.time_seconds = tp;
-    r.target_info.device = "loop7";
     return r;
   }
   static std::shared_ptr<const ProbeState> State(const ProbeResult& base_run,
@@ -784,7 +798,9 @@ TEST_F(TwinRule, StaleTwinFromBeforeTheThrottleIsNotEvidence) {
                         "120 s before this run started)"),
             std::string::npos)
       << v.line;
-  EXPECT_EQ(TwinToRunNow(all, *buffered), direct.get());
+  const auto stored = testing::WithStoredVerdicts(all);  // the daemon runs the stored twin now
+  EXPECT_TRUE(stored[0]->verdict.wants_twin_run);
+  EXPECT_EQ(stored[0]->twin, "d");
 }
 
 TEST_F(TwinRule, ATwinRunThatCloselyFollowsDecides) {
@@ -797,7 +813,7 @@ TEST_F(TwinRule, ATwinRunThatCloselyFollowsDecides) {
   EXPECT_FALSE(v.wants_twin_run);
   EXPECT_NE(v.line.find("direct twin at 2 %"), std::string::npos) << v.line;
   const ProbeSnapshot all = {buffered, slow_twin};
-  EXPECT_EQ(TwinToRunNow(all, *buffered), nullptr);
+  EXPECT_FALSE(testing::WithStoredVerdicts(all)[0]->verdict.wants_twin_run);
   // The same follow-up run unchanged (direct fine): not the device, as before the twin rule.
   auto fine_twin = State(direct_base_, Run("d", ProbeKind::kDirect, end + 0.01, 0.39, 0.90));
   v = VerdictOf(*buffered, fine_twin.get());

@@ -9,6 +9,7 @@
 #include "collectors/analysis/verdict.h"
 #include "daemon/json_writer.h"
 #include "daemon/probe_report.h"
+#include "tests/analysis/states_test_util.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -123,8 +124,10 @@ analysis::ProbeState WithHistory(std::size_t n) {
   return rec;
 }
 
+// One state, its verdict stored as ProbeStates stores it.
 analysis::ProbeSnapshot Snap(analysis::ProbeState state) {
-  return {std::make_shared<const analysis::ProbeState>(std::move(state))};
+  return probes::testing::WithStoredVerdicts(
+      {std::make_shared<const analysis::ProbeState>(std::move(state))});
 }
 
 TEST(ProbesApiJson, HistoryPointsSayWhetherTheyAreInTheDriftWindow) {

@@ -111,8 +111,47 @@ sys.exit(2)
 ' "$1"
 }
 
-# The daemon's main PID inside the container's pid namespace, and as the host sees it.
+# need_baseline PROBE SECONDS: wait_baseline, for a check that cannot go on without it: ends the
+# check skipped (needs a quiet machine) or failed when PROBE formed none.
+need_baseline() {
+  local rc=0 why
+  why=$(wait_baseline "$1" "$2") || rc=$?
+  case $rc in
+    0) ;;
+    1) needs_quiet "$1 formed no baseline: $why"; finish ;;
+    *) die "$1 formed no baseline: $why" ;;
+  esac
+}
+
+# undo_on_exit COMMAND: eval COMMAND when the check exits (also on failure, TERM or INT), after
+# the commands queued after it (last in, first out); a failing one does not stop the others.
+undo=()
+undo_all() {
+  local i
+  for ((i = ${#undo[@]} - 1; i >= 0; i--)); do eval "${undo[i]}" || true; done
+}
+undo_on_exit() {
+  [ ${#undo[@]} -gt 0 ] || { trap undo_all EXIT; trap 'exit 143' TERM INT; }
+  undo+=("$1")
+}
+
+# The daemon's main PID inside the container's pid namespace, and as the host sees it (the
+# process in the container's pid namespace whose innermost pid is the unit's MainPID; empty when
+# there is none).
 main_pid() { unit_prop iodrift.service MainPID; }
+main_host_pid() {
+  local mp pidns status p
+  mp=$(main_pid)
+  pidns=$(readlink "/proc/$LEADER/ns/pid")
+  for status in /proc/[0-9]*/status; do
+    p=${status#/proc/}
+    p=${p%/status}
+    [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$pidns" ] || continue
+    [ "$(awk '/^NSpid:/ { print $NF }' "$status" 2>/dev/null)" = "$mp" ] || continue
+    echo "$p"
+    return 0
+  done
+}
 # The journal's position now, and the iodrift unit's messages after such a position.
 journal_cursor() { ct journalctl -u iodrift -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'; }
 journal_after() { ct journalctl -u iodrift --after-cursor="$1" --no-pager -o cat; }
