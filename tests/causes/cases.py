@@ -9,7 +9,6 @@ or the test's Scratch and is removed on exit; nothing of anyone else's is touche
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from iodrift_test import fuse, sshfs
 from iodrift_test.cgroup import Cgroup
 from iodrift_test.delay_proxy import DelayProxy
 from iodrift_test.devices import sh
+from iodrift_test.slowdown import MemorySqueeze, kill_group, squeeze_writer_dir, tmpfs_loop
 from zoo import Case
 
 FILE_MIB = 128
@@ -31,17 +31,6 @@ def data_file(mnt, mib=FILE_MIB):
             f.write(os.urandom(1 << 20))
         os.fsync(f.fileno())
     return path
-
-
-def tmpfs_loop(scratch, name, size, *losetup_args):
-    """ext4 on a loop device over a file in a tmpfs of its own (RAM: no disk under it)."""
-    mem = scratch.mount("tmpfs", name + "-mem", "-t", "tmpfs", "-o", f"size={(size >> 20) + 40}m")
-    img = os.path.join(mem, "fs.img")
-    with open(img, "wb") as f:
-        f.truncate(size)
-    dev = scratch.attach(img, *losetup_args)
-    sh("mkfs.ext4", "-q", "-F", dev)
-    return dev
 
 
 def loop_fs(scratch, name, in_memory=False):
@@ -65,12 +54,7 @@ def spawn(stack, cmd):
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
-    def stop():
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    stack.callback(stop)
+    stack.callback(kill_group, proc)
     return proc
 
 
@@ -112,15 +96,17 @@ def device_induce(ctx):
 
 # -- device: a slow backing store (loop device over a FUSE file whose reads sleep) ---------------
 def fuse_loop(**fuse_args):
-    """A read-only loop device over faultfs's slow.dat (every FUSE read of it sleeps slow_ms):
-    {"dev", "fs", "stack"} (the stack detaches the loop device, then unmounts), or why not."""
+    """A loop device over faultfs's slow.dat (every FUSE read of it sleeps slow_ms), read-only
+    unless fuse_args has writable=True (then writes sleep too): {"dev", "fs", "stack"} (the stack
+    detaches the loop device, then unmounts), or why not."""
     why = fuse.requirements()
     if why:
         return why
     stack = contextlib.ExitStack()
     try:
         fs = stack.enter_context(fuse.mounted(size=f"{FILE_MIB}M", **fuse_args))
-        dev = sh("losetup", "--show", "-f", "-r", fs.path("slow.dat"))
+        ro = () if fuse_args.get("writable") else ("-r",)
+        dev = sh("losetup", "--show", "-f", *ro, fs.path("slow.dat"))
         # Detached before the FUSE connection is aborted (callbacks run last-in first-out).
         stack.callback(subprocess.run, ["losetup", "-d", dev], capture_output=True)
     except BaseException:
@@ -159,38 +145,57 @@ BUSY_SLOW_MS = 5
 BUSY_DD_BS = "16M"
 
 
-def busy_setup(scratch):
-    store = fuse_loop(slow_ms=BUSY_SLOW_MS, single_threaded=True)
-    if isinstance(store, str):
-        return store
-    return dict(store, probes=twin_probes("busy", store["dev"]))
+def busy_device(prefix, dd_args, writable=False):
+    """(setup, induce) of a device_busy case: the serialized device (writable: faultfs
+    --writable), twin probes named PREFIX-direct/-buffered, and once induced one `dd` loop with
+    dd_args(dev) (another process's reads or writes queued ahead of ours)."""
+    def setup(scratch):
+        store = fuse_loop(slow_ms=BUSY_SLOW_MS, single_threaded=True, writable=writable)
+        if isinstance(store, str):
+            return store
+        return dict(store, probes=twin_probes(prefix, store["dev"]))
+
+    @contextlib.contextmanager
+    def induce(ctx):
+        if not shutil.which("dd"):
+            yield "dd is not installed"
+            return
+        with contextlib.ExitStack() as stack:
+            spawn(stack, ["sh", "-c", f"while :; do dd {dd_args(ctx['dev'])} 2>/dev/null; done"])
+            yield None
+    return setup, induce
 
 
-@contextlib.contextmanager
-def busy_induce(ctx):
-    if not shutil.which("dd"):
-        yield "dd is not installed"
-        return
-    with contextlib.ExitStack() as stack:
-        spawn(stack, ["sh", "-c", f"while :; do dd if={ctx['dev']} of=/dev/null bs={BUSY_DD_BS} "
-                      "iflag=direct 2>/dev/null; done"])
-        yield None
+def other_reader(dev):
+    return f"if={dev} of=/dev/null bs={BUSY_DD_BS} iflag=direct"
+
+
+# -- device_busy: another writer on the same device ----------------------------------------------
+# The same serialized device, writable (faultfs --writable: a write sleeps BUSY_SLOW_MS like a
+# read, and its bytes are discarded), and one O_DIRECT `dd` writing the device's upper half in
+# BUSY_DD_BS blocks: its writes queue ahead of our reads in the single-threaded server. The probes
+# read [0, 32 MiB) only; the writer writes [WRITE_FROM_MIB, FILE_MIB), so the probes never read
+# what is written (and faultfs discards it anyway).
+WRITE_FROM_MIB = FILE_MIB // 2
+
+
+def other_writer(dev):
+    blocks = int(BUSY_DD_BS.rstrip("M"))
+    seek, count = WRITE_FROM_MIB // blocks, (FILE_MIB - WRITE_FROM_MIB) // blocks
+    return (f"if=/dev/zero of={dev} bs={BUSY_DD_BS} seek={seek} count={count} oflag=direct "
+            "conv=notrunc")
 
 
 # -- memory_reclaim: the daemon in a memory cgroup whose limit forces reclaim ---------------------
-# The limit leaves 8 MiB of page cache: the probe's readahead is reclaimed before it is read and
-# read again (read amplification ~2x), and reclaim waits on a dirty writer sharing the cgroup.
-# The writer writes to a loop device over a tmpfs file, so its writeback never reaches the disk
-# under the probe's loop device (on a disk-backed writer, our reads queued behind its writeback:
-# a device cause as well), and runs at nice 19, so it does not take the readers' CPU.
-RECLAIM_ROOM = 8 << 20
-
-
+# iodrift_test.slowdown.MemorySqueeze: the limit leaves 8 MiB of page cache, so the probe's
+# readahead is reclaimed before it is read and read again (read amplification ~2x), and reclaim
+# waits on a nice-19 dirty writer sharing the cgroup, on a loop device over a tmpfs file. The
+# daemon joins the cgroup before its baseline (in_cgroup), so its anonymous memory is counted.
 def reclaim_setup(scratch):
     dev, path = loop_fs(scratch, "reclaim")
-    wmnt = scratch.mount(tmpfs_loop(scratch, "reclaim-writer", 600 << 20), "reclaim-writer-mnt")
     return {"probes": [{"name": "reclaim-buffered", "kind": "buffered", "target": path,
-                        **dict(COMMON, size="96MiB")}], "writer_dir": wmnt}
+                        **dict(COMMON, size="96MiB")}],
+            "writer_dir": squeeze_writer_dir(scratch, "reclaim-writer")}
 
 
 @contextlib.contextmanager
@@ -198,15 +203,7 @@ def reclaim_induce(ctx):
     if ctx["why"]:
         yield ctx["why"]
         return
-    cg = ctx["cg"]
-    with contextlib.ExitStack() as stack:
-        # Room for the daemon's own memory and RECLAIM_ROOM of page cache, shared with the writer.
-        cg.memory_limit(cg.anon_bytes() + RECLAIM_ROOM)
-        stack.callback(cg.memory_limit, None)
-        fill = os.path.join(ctx["writer_dir"], "fill")
-        spawn(stack, ["sh", "-c", f"echo $$ > {cg.path}/cgroup.procs && "
-                      f"while :; do nice -n 19 dd if=/dev/zero of={fill} bs=1M count=512 "
-                      "conv=notrunc 2>/dev/null; done"])
+    with MemorySqueeze(ctx["daemon"].proc.pid, ctx["writer_dir"], cgroup=ctx["cg"]):
         yield None
 
 
@@ -298,12 +295,25 @@ def compaction_setup(scratch):
     return COMPACTION_SKIP
 
 
+IDLE_MEMORY_SKIP = (
+    "not induced: on this VM buffered reads after idle free memory (reported to the host: "
+    "gigabytes per 10 s) are no slower than after memory freed a moment before (buffered "
+    "medians within 20 %, kernel CPU per GiB within 1.7x, overlapping ranges): no recipe slows "
+    "them to a cause here (docs/causes.md, \"Page allocation after idle free memory\")")
+
+
+def idle_memory_setup(scratch):
+    return IDLE_MEMORY_SKIP
+
+
 CASES = [
     Case("device_throttle", "device", device_setup, device_induce, before=in_cgroup("io", "io")),
     Case("slow_store", "device", slow_store_setup, slow_store_induce),
-    Case("other_readers", "device_busy", busy_setup, busy_induce),
+    Case("other_readers", "device_busy", *busy_device("busy", other_reader)),
+    Case("other_writers", "device_busy", *busy_device("wbusy", other_writer, writable=True)),
     Case("memory_high", "memory_reclaim", reclaim_setup, reclaim_induce, before=in_cgroup("mem", "memory")),
     Case("fragmented", "memory_compaction", compaction_setup, nothing),
+    Case("idle_free_memory", "hypervisor_reclaim", idle_memory_setup, nothing),
     Case("cpu_quota", "cpu_contention", cpu_setup, quota_induce, before=in_cgroup("cpu", "cpu")),
     Case("cpu_busy_loops", "cpu_contention", cpu_setup, pin_induce, before=pin_before),
     Case("sshfs_delay", "remote_filesystem", remote_setup, remote_induce),

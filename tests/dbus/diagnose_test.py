@@ -4,7 +4,8 @@ needing a slowdown: off by default (Failed, naming the key), UnknownProbe (exit 
 yet (Failed), then — after a reload that turns it on and a `memory` probe every 1 s has formed
 its baseline — a real experiment: the answer's first line, figures (ratio.control, recovered,
 finish_time), iodrift_probe_recovery_ratio{probe,step} and _timestamp_seconds{probe}, and the
-status page's "last diagnose" section. (Whether a slowdown is recovered: e2e.slowdown.)
+status page's "last diagnose" section. (A device slowdown not recovered: e2e.slowdown; the
+recovered outcome: tests/analysis/diagnose_test.cpp.)
 """
 import json
 import os

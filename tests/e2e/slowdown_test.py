@@ -1,43 +1,42 @@
 #!/usr/bin/env python3
-"""Two real slowdowns of one buffered probe, and whether the verdict and `iodriftctl diagnose`
-tell them apart.
+"""Two real slowdowns of one buffered probe — one of the device, one of memory management in
+which buffered reads fall while `direct` stays flat — and whether the verdict and `iodriftctl
+diagnose` tell them apart.
 
-A `buffered` probe and its `direct` twin (64 MiB, time budget 2 s, every 5 s: more than the ~2 s
-after which this VM's free page reporting hands free memory back to the hypervisor) read a
-128 MiB file of random data on ext4 on a loop device (--direct-io=on). Phases:
+A `buffered` probe and its `direct` twin (64 MiB, time budget 2 s, every 2 s) read a 128 MiB
+file of random data on ext4 on a loop device (--direct-io=on) over a tmpfs file. The daemon joins a memory cgroup
+of its own right after it starts (so its anonymous memory is counted there); no limit yet.
+Phases:
 
-  1. warm: a helper process touches and releases 512 MiB of anonymous memory every 0.4 s, so
-     free memory stays backed; the probe's baseline forms here.
+  1. baseline: both probes' baselines form on the quiet device.
   2. device: the daemon is put in a block cgroup with a 20 MiB/s read limit on the loop device
-     (v1 blkio.throttle.read_bps_device or v2 io.max), helper still on. Once a buffered run is
-     below 0.67 of the baseline, `iodriftctl diagnose` runs: it must NOT recover (no memory
-     step can undo a device limit) and the direct twin is slow too.
-  3. memory: limit removed, helper stopped, free memory left idle (reported to the host). When
-     this makes buffered slower than 0.67 of the baseline (the state docs/probes.md, "Why buffered next to direct", measures and of
-     the table in docs/diagnose.md), diagnose runs again; where one of its memory steps
-     recovers it (in practice warm_free_memory or drop_caches, whose freed pages are backed)
-     the answer is exported and shown. When the machine does not show that slowdown, or it
-     does not yield to a memory step (bare metal, no free page reporting, a busy machine), the
-     test is SKIPPED with the figures it measured — never passed.
+     (v1 blkio.throttle.read_bps_device or v2 io.max). Once a buffered run is below 0.67 of the
+     baseline the verdict must be "device", then `iodriftctl diagnose` runs: it must NOT recover
+     (no memory step can undo a device limit), the control is slow, and the answer is exported
+     (iodrift_probe_recovery_ratio{probe,step}, iodrift_probe_recovery_timestamp_seconds{probe})
+     and shown (the status page's "last diagnose" section).
+  3. memory: limit removed; the daemon's memory cgroup squeezed (iodrift_test.slowdown.
+     MemorySqueeze: its anon memory + 8 MiB of page cache, shared with a nice-19 dirty writer on
+     a tmpfs-backed loop device). The buffered reads' readahead is reclaimed before it is read
+     and read again; O_DIRECT reads allocate no page cache. Checked on 3 buffered runs and the
+     direct runs of the same time: buffered's median below 0.67 of its baseline, direct's median
+     ratio at least 0.4 and twice buffered's, and the verdict "memory_reclaim" (undetermined
+     accepted: never a wrong cause).
 
-Checked after each experiment: the recovery metrics (iodrift_probe_recovery_ratio{probe,step},
-iodrift_probe_recovery_timestamp_seconds{probe}) and the status page's "last diagnose" section.
+The idle-free-memory slowdown this test once tried to make (free memory handed back to the
+hypervisor by free page reporting; docs/probes.md, "Why buffered next to direct") does not
+reproduce on the CI's VM: the test skipped with buffered runs 1.8-7x faster than their baseline
+on every run. docs/causes.md
+("Page allocation after idle free memory") has the figures; no diagnose memory step has a
+reproducible slowdown to recover here, so "recovered" is checked by tests/analysis and
+dbus.diagnose only.
 
-Verdict (`iodriftctl explain NAME --json` top-level "verdict"): check_verdicts() expects
-"device" in phase 2 and "page_allocation" or "hypervisor_reclaim" in phase 3 (kernel CPU
-allocating pages, the host having taken free memory back where free page reporting shows it),
-each on the slow runs before diagnose re-measures, once the direct twin has a run from the same
-moment (the twin rule); in phase 3 undetermined is accepted (never a wrong cause: how a memory
-slowdown splits into time parts, and which evidence rules reclaim out, is the machine's).
-
-Needs root, losetup, mkfs.ext4, dbus-daemon and a block cgroup controller; else exit 77.
+Needs root, losetup, mkfs.ext4, dbus-daemon, a block and a memory cgroup controller; else 77.
 """
 import html
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 
 from iodrift_test import delayacct, prom
@@ -46,29 +45,18 @@ from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.dbus import Bus, ctl, wait_for_service
 from iodrift_test.devices import Scratch, need_root
 from iodrift_test.skip import fail, need_tools, skip
-from iodrift_test.slowdown import ReadThrottle
+from iodrift_test.cgroup import Cgroup
+from iodrift_test.slowdown import MemorySqueeze, ReadThrottle, squeeze_writer_dir, tmpfs_loop
 from iodrift_test.wait import wait_for
 
 FILE_BYTES = 128 << 20
 THROTTLE = 20 << 20
 SLOW = 0.67          # a run below this share of the baseline is "slow"
+DIRECT_FLOOR = 0.4   # phase 3: direct's median ratio at least this (and twice buffered's)
 BUF, DIRECT = "sd-buffered", "sd-direct"
 
 need_root("mkfs.ext4")
 need_tools("dbus-daemon", "busctl")
-
-WARMER = """
-import mmap, os, sys, time
-size = 512 << 20
-page = os.sysconf("SC_PAGE_SIZE")
-while True:
-    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    for off in range(0, size, page):
-        m[off] = 1
-    m.close()
-    time.sleep(0.4)
-"""
-
 
 def api(d):
     status, _, body = d.get("/api/v1/probes", timeout=30)
@@ -147,43 +135,55 @@ def check_exported(d, figures, shown):
         fail(f"the status page does not show the last diagnose ({shown!r})")
 
 
+def ratios_since(d, name, since, baseline):
+    return [h["figure"] / baseline for h in runs_since(d, name, since)]
+
+
 def main():
     # The device is named from the readers' block I/O wait (delay accounting): on, as the docs tell
     # an operator; without it the honest verdict is undetermined.
-    with Scratch("slowdown") as s, Bus() as bus, delayacct.enabled() as no_delayacct:
+    with Scratch("slowdown") as s, Bus() as bus, delayacct.enabled() as no_delayacct, \
+            Cgroup("mem", "memory") as memcg:
+        if memcg.missing:
+            skip(memcg.missing)
         if no_delayacct:
             print(f"delay accounting off ({no_delayacct}): undetermined is accepted for the device")
-        dev = s.loop(512 << 20, "fs", losetup_args=("--direct-io=on",))
+        # Over a tmpfs file: a disk-backed loop device's direct reads go through the host's cache
+        # (direct baselines 380-3156 MB/s between runs here, phase 3 runs at 0.24-2.37 of them).
+        dev = tmpfs_loop(s, "fs", 512 << 20, "--direct-io=on")
         mnt = s.mount(dev, "mnt")
         target = os.path.join(mnt, "data")
         with open(target, "wb") as f:
             for _ in range(FILE_BYTES >> 20):
                 f.write(os.urandom(1 << 20))
             os.fsync(f.fileno())
-        common = {"target": target, "interval": "5s", "size": "64MiB", "time_budget": "2s",
+        writer_dir = squeeze_writer_dir(s, "writer")
+        common = {"target": target, "interval": "2s", "size": "64MiB", "time_budget": "2s",
                   "timeout": "30s"}
         config = write_config(s.path("iodrift.yaml"),
                               [{"name": BUF, "kind": "buffered", **common},
                                {"name": DIRECT, "kind": "direct", **common}],
                               state_dir=s.path("state"), dbus=None,
                               extra="diagnose:\n  enabled: true\n  warm_size: 1GiB\n"
-                              # two experiments back to back; the throttle is I/O pressure
-                              "  cooldown: 0s\n  max_io_pressure: 100\n")
-        warmer = subprocess.Popen([sys.executable, "-c", WARMER])
-        throttle = None
-        try:
-            with Daemon("--config", config, "--dbus", bus.address) as d:
-                wait_for_service(bus.address, d)
-                # 1. warm: the baseline forms.
-                probes = wait_for("a baseline of " + BUF,
-                                  lambda: (lambda p: p if p.get(BUF, {}).get("baseline") else None)(api(d)),
-                                  timeout=240, interval=1)
-                baseline = probes[BUF]["baseline"]
-                print(f"phase 1 warm: baseline {baseline / 1e6:.0f} MB/s")
+                              # the throttle is I/O pressure; others' builds on a
+                              # shared machine cross the memory gate (10 %) now and then
+                              "  cooldown: 0s\n  max_io_pressure: 100\n"
+                              "  max_memory_pressure: 100\n")
+        # The daemon stops before the cgroups go (the ExitStacks unwind after the with-block).
+        with Daemon("--config", config, "--dbus", bus.address) as d:
+            memcg.add(d.proc.pid)  # its anonymous memory from now on is counted there
+            wait_for_service(bus.address, d)
+            # 1. baseline.
+            probes = wait_for("baselines of both probes",
+                              lambda: (lambda p: p if all(p.get(n, {}).get("baseline")
+                                                          for n in (BUF, DIRECT)) else None)(api(d)),
+                              timeout=240, interval=1)
+            baseline, direct_baseline = probes[BUF]["baseline"], probes[DIRECT]["baseline"]
+            print(f"phase 1: baselines buffered {baseline / 1e6:.0f} MB/s, direct "
+                  f"{direct_baseline / 1e6:.0f} MB/s")
 
-                # 2. device: block cgroup read limit.
-                throttle = ReadThrottle(dev, THROTTLE)
-                throttle.limit(True)
+            # 2. device: block cgroup read limit.
+            with ReadThrottle(dev, THROTTLE) as throttle:
                 throttle.add(d.proc.pid)
                 since = time.time()
                 wait_for("a throttled buffered run",
@@ -200,48 +200,29 @@ def main():
                 if f.get("ratio.control", 1) >= SLOW:
                     fail(f"the throttled measurement was not slow: {device['text']}")
                 check_exported(d, f, "not recovered")
-                throttle.close()
-                throttle = None
 
-                # 3. memory: helper stopped, free memory left to the hypervisor.
-                warmer.terminate()
-                warmer.wait(10)
-                time.sleep(8)
+            # 3. memory: the daemon's memory cgroup squeezed; buffered falls, direct stays.
+            with MemorySqueeze(d.proc.pid, writer_dir, cgroup=memcg):
                 since = time.time()
-                runs = wait_for("3 buffered runs with idle free memory",
-                                lambda: (lambda r: r if len(r) >= 3 else None)(
-                                    runs_since(d, BUF, since)), timeout=120, interval=1)
-                ratios = [h["figure"] / baseline for h in runs]
-                direct_mb = [h["figure"] / 1e6 for h in runs_since(d, DIRECT, since)]
-                print(f"phase 3 idle free memory: buffered ratios "
-                      f"{', '.join(f'{r:.2f}' for r in ratios)}; direct "
-                      f"{', '.join(f'{m:.0f}' for m in direct_mb)} MB/s")
-                if statistics.median(ratios) >= SLOW:
-                    skip(f"this machine did not slow buffered reads with idle free memory: "
-                         f"median ratio {statistics.median(ratios):.2f} (runs "
-                         f"{', '.join(f'{r:.2f}' for r in ratios)}, baseline "
-                         f"{baseline / 1e6:.0f} MB/s formed with free memory kept warm); "
-                         f"the device half passed: {device['text']}")
-                check_verdicts(bus, ("page_allocation", "hypervisor_reclaim"), undetermined_ok=True)  # a slow last run
-                memory = diagnose(bus, BUF)
-                f = memory["figures"]
-                if f.get("ratio.control", 1) >= SLOW:
-                    skip(f"the slow state did not hold until diagnose measured: "
-                         f"{memory['text']} (runs before: "
-                         f"{', '.join(f'{r:.2f}' for r in ratios)})")
-                if f.get("recovered") != 1:
-                    # Whether this machine's slowdown yields to a memory step is the machine's:
-                    # iodrift's part (the answer, exported and shown) was checked on the device
-                    # half.
-                    skip(f"the idle-free-memory slowdown did not yield to a memory step here: "
-                         f"{memory['text']}; the device half passed: {device['text']}")
-                check_exported(d, f, "recovered by")
-        finally:
-            if throttle:
-                throttle.close()
-            if warmer.poll() is None:
-                warmer.kill()
-                warmer.wait()
+                wait_for("3 buffered runs in the squeezed memory cgroup",
+                         lambda: len(runs_since(d, BUF, since)) >= 3, timeout=120, interval=1)
+                check_verdicts(bus, "memory_reclaim", undetermined_ok=True)
+                buffered = ratios_since(d, BUF, since, baseline)
+                direct = ratios_since(d, DIRECT, since, direct_baseline)
+            figures = (f"buffered ratios {', '.join(f'{r:.2f}' for r in buffered)}; direct "
+                       f"{', '.join(f'{r:.2f}' for r in direct)} (baselines "
+                       f"{baseline / 1e6:.0f} and {direct_baseline / 1e6:.0f} MB/s)")
+            print(f"phase 3 squeezed memory cgroup: {figures}")
+            if statistics.median(buffered) >= SLOW:
+                fail(f"the squeezed memory cgroup did not slow buffered reads: {figures}")
+            # Direct does not fall with buffered (a device throttle puts it at 0.05-0.08 with
+            # buffered). Not "within 10 % of its baseline": short reads scatter, and the daemon
+            # shares the squeezed cgroup and the CPUs with the writer.
+            direct_floor = max(DIRECT_FLOOR, 2 * statistics.median(buffered))
+            if not direct or statistics.median(direct) < direct_floor:
+                fail(f"direct reads fell with buffered ones with the memory cgroup squeezed "
+                     f"(direct's median ratio under {direct_floor:.2f}: {DIRECT_FLOOR} or twice "
+                     f"buffered's): {figures}")
     print("ok")
 
 

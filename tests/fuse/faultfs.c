@@ -15,20 +15,24 @@
  *   slow.dat  SIZE bytes of data; every read first sleeps --slow-ms milliseconds (default 200).
  *             SIGUSR2 pauses the sleep (reads are fast) and the next SIGUSR2 resumes it, so one
  *             mount can be fast for a baseline and slow after (tests/causes: a slow backing store).
+ *             With --writable, slow.dat also takes writes: each sleeps the same --slow-ms (paused
+ *             by the same SIGUSR2) and its bytes are discarded, so reads keep returning the same
+ *             data (tests/causes: another writer on a serialized device).
  *   stats     a text file, always fresh:
- *             "reads=N hung=N hung_total=N eio=N slow=N released=0|1". `hung` is the number of
- *             reads blocked right now: a test checks with it that no probe piles onto a stuck
- *             target.
+ *             "reads=N hung=N hung_total=N eio=N slow=N writes=N released=0|1". `hung` is the
+ *             number of reads blocked right now: a test checks with it that no probe piles onto
+ *             a stuck target.
  *
  * Every file but ok.dat is opened with direct_io, so every read() reaches faultfs and the page
  * cache never answers for it. O_DIRECT opens are allowed (the FUSE kernel module turns them into
  * ordinary READ requests).
  *
  * Usage: faultfs MOUNTPOINT [-f] [-d] [-o OPT] [--size=BYTES] [--hang-after=BYTES]
- *                [--eio-after=BYTES] [--slow-ms=MS] [--lifetime=SECONDS]
+ *                [--eio-after=BYTES] [--slow-ms=MS] [--lifetime=SECONDS] [--writable]
  *   BYTES take K/M/G suffixes (powers of 1024, "MiB" also accepted). --lifetime (default 600) is
  *   a watchdog: after that many seconds faultfs releases every hung read and exits, so a test
- *   that died can never leave a reader blocked for good. The fuse loop is multithreaded: a hung
+ *   that died can never leave a reader blocked for good. Without --writable the mount is
+ *   read-only and every open for writing fails with EROFS. The fuse loop is multithreaded: a hung
  *   read blocks one worker only.
  *
  * Teardown that never hangs (iodrift_test/fuse.py does it): write 1 to
@@ -65,6 +69,7 @@ struct options {
   char *eio_after;
   char *slow_ms;
   char *lifetime;
+  int writable;
 };
 
 static struct {
@@ -73,20 +78,24 @@ static struct {
   uint64_t eio_after;
   unsigned slow_ms;
   unsigned lifetime;
-} cfg = {8u << 20, 0, 0, 200, 600};
+  int writable;
+} cfg = {8u << 20, 0, 0, 200, 600, 0};
 
 static int release_pipe[2] = {-1, -1}; /* SIGUSR1 writes a byte; hung reads poll the read end */
 static atomic_int released;
 static atomic_int slow_paused; /* SIGUSR2 flips it: slow.dat reads skip the sleep */
-static atomic_ullong n_reads, n_hung, n_hung_total, n_eio, n_slow;
+static atomic_ullong n_reads, n_hung, n_hung_total, n_eio, n_slow, n_writes;
 static time_t mount_time;
 
 #define OPT(t, p) \
   { t, offsetof(struct options, p), 0 }
-static const struct fuse_opt kOptSpec[] = {
-    OPT("--size=%s", size),           OPT("--hang-after=%s", hang_after),
-    OPT("--eio-after=%s", eio_after), OPT("--slow-ms=%s", slow_ms),
-    OPT("--lifetime=%s", lifetime),   FUSE_OPT_END};
+static const struct fuse_opt kOptSpec[] = {OPT("--size=%s", size),
+                                           OPT("--hang-after=%s", hang_after),
+                                           OPT("--eio-after=%s", eio_after),
+                                           OPT("--slow-ms=%s", slow_ms),
+                                           OPT("--lifetime=%s", lifetime),
+                                           {"--writable", offsetof(struct options, writable), 1},
+                                           FUSE_OPT_END};
 
 static int parse_bytes(const char *text, uint64_t *out) {
   char *end = NULL;
@@ -140,10 +149,12 @@ static void fill(char *buf, size_t n, uint64_t off) {
 }
 
 static int stats_text(char *buf, size_t cap) {
-  return snprintf(buf, cap, "reads=%llu hung=%llu hung_total=%llu eio=%llu slow=%llu released=%d\n",
+  return snprintf(buf, cap,
+                  "reads=%llu hung=%llu hung_total=%llu eio=%llu slow=%llu writes=%llu "
+                  "released=%d\n",
                   (unsigned long long)n_reads, (unsigned long long)n_hung,
                   (unsigned long long)n_hung_total, (unsigned long long)n_eio,
-                  (unsigned long long)n_slow, atomic_load(&released));
+                  (unsigned long long)n_slow, (unsigned long long)n_writes, atomic_load(&released));
 }
 
 static int ffs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
@@ -159,7 +170,7 @@ static int ffs_getattr(const char *path, struct stat *st, struct fuse_file_info 
   }
   enum file_id id = lookup(path);
   if (id == FF_COUNT) return -ENOENT;
-  st->st_mode = S_IFREG | 0444;
+  st->st_mode = S_IFREG | (id == FF_SLOW && cfg.writable ? 0644 : 0444);
   st->st_nlink = 1;
   st->st_size = id == FF_STATS ? 4096 : (off_t)cfg.size;
   st->st_blksize = 4096;
@@ -182,7 +193,7 @@ static int ffs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 static int ffs_open(const char *path, struct fuse_file_info *fi) {
   enum file_id id = lookup(path);
   if (id == FF_COUNT) return -ENOENT;
-  if ((fi->flags & O_ACCMODE) != O_RDONLY) return -EROFS;
+  if ((fi->flags & O_ACCMODE) != O_RDONLY && !(id == FF_SLOW && cfg.writable)) return -EROFS;
   fi->direct_io = id != FF_OK; /* fault files: every read reaches faultfs */
   fi->keep_cache = 0;
   return 0;
@@ -206,6 +217,14 @@ static int hang(void) {
   }
   n_hung--;
   return ret;
+}
+
+/* slow.dat's --slow-ms sleep, unless SIGUSR2 paused it. */
+static void slow_sleep(void) {
+  if (atomic_load(&slow_paused)) return;
+  struct timespec ts = {cfg.slow_ms / 1000, (long)(cfg.slow_ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
 }
 
 static int ffs_read(const char *path, char *buf, size_t size, off_t off,
@@ -238,18 +257,28 @@ static int ffs_read(const char *path, char *buf, size_t size, off_t off,
         size = (size_t)(cfg.eio_after - (uint64_t)off); /* a short read up to the bad spot */
       }
       break;
-    case FF_SLOW: {
+    case FF_SLOW:
       n_slow++;
-      if (atomic_load(&slow_paused)) break;
-      struct timespec ts = {cfg.slow_ms / 1000, (long)(cfg.slow_ms % 1000) * 1000000L};
-      while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-      }
+      slow_sleep();
       break;
-    }
     default:
       break;
   }
   fill(buf, size, (uint64_t)off);
+  return (int)size;
+}
+
+/* Only slow.dat with --writable is ever open for writing (ffs_open): the write sleeps like a
+ * read and its bytes are discarded (within the file's size; past it, ENOSPC). */
+static int ffs_write(const char *path, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi) {
+  (void)buf;
+  (void)fi;
+  if (lookup(path) != FF_SLOW || !cfg.writable) return -EROFS;
+  if ((uint64_t)off >= cfg.size) return -ENOSPC;
+  if ((uint64_t)off + size > cfg.size) size = (size_t)(cfg.size - (uint64_t)off);
+  n_writes++;
+  slow_sleep();
   return (int)size;
 }
 
@@ -304,6 +333,7 @@ static const struct fuse_operations kOps = {
     .readdir = ffs_readdir,
     .open = ffs_open,
     .read = ffs_read,
+    .write = ffs_write,
     .statfs = ffs_statfs,
     .init = ffs_init,
 };
@@ -324,6 +354,7 @@ int main(int argc, char *argv[]) {
     if (parse_bytes(o.lifetime, &v) != 0 || v == 0) goto bad;
     cfg.lifetime = (unsigned)v;
   }
+  cfg.writable = o.writable;
   mount_time = time(NULL);
 
   if (pipe2(release_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -339,9 +370,11 @@ int main(int argc, char *argv[]) {
   sa.sa_handler = on_sigusr2;
   sigaction(SIGUSR2, &sa, NULL);
 
-  /* Read-only; fsname/subtype make the mount recognisable in /proc/self/mountinfo. (libfuse
-   * 3.14 prints "Ignoring invalid max threads value 4294967295": harmless, its own default.) */
-  fuse_opt_add_arg(&args, "-oro,fsname=faultfs,subtype=faultfs");
+  /* Read-only unless --writable; fsname/subtype make the mount recognisable in
+   * /proc/self/mountinfo. (libfuse 3.14 prints "Ignoring invalid max threads value 4294967295":
+   * harmless, its own default.) */
+  fuse_opt_add_arg(&args, cfg.writable ? "-orw,fsname=faultfs,subtype=faultfs"
+                                       : "-oro,fsname=faultfs,subtype=faultfs");
   int ret = fuse_main(args.argc, args.argv, &kOps, NULL);
   fuse_opt_free_args(&args);
   return ret;
@@ -350,7 +383,8 @@ bad:
   fprintf(stderr,
           "faultfs: bad option value\n"
           "usage: faultfs MOUNTPOINT [-f] [-o OPT] [--size=BYTES] [--hang-after=BYTES]\n"
-          "               [--eio-after=BYTES] [--slow-ms=MS] [--lifetime=SECONDS]\n");
+          "               [--eio-after=BYTES] [--slow-ms=MS] [--lifetime=SECONDS]\n"
+          "               [--writable]\n");
   fuse_opt_free_args(&args);
   return 2;
 }

@@ -4,10 +4,11 @@ plus process facts for threads stuck in FUSE requests (threads, leader_state).
     from iodrift_test import fuse
     with fuse.mounted(size="8M") as fs:
         fs.path("hang.dat")        # absolute path inside the mount
-        fs.stats()                 # {'reads': 3, 'hung': 1, ...} from the `stats` file
+        fs.stats()                 # {'reads': 3, 'hung': 1, 'writes': 0, ...} from `stats`
         fs.release()               # SIGUSR1: hung reads return data, hang.dat stops hanging
         fs.toggle_slow()           # SIGUSR2: slow.dat's sleep paused / resumed
     fuse.mounted(single_threaded=True)  # one request at a time: readers queue behind each other
+    fuse.mounted(writable=True)   # slow.dat takes writes too (slept like reads, bytes discarded)
 
 A thread blocked in a FUSE read cannot be freed by any signal (after a fatal signal it is in
 state D and its process cannot even be reaped). So teardown, which runs on every exit — normal
@@ -140,7 +141,7 @@ class FuseConnection:
 
 class FaultFS(FuseConnection):
     def __init__(self, size="8M", hang_after=None, eio_after=None, slow_ms=None, lifetime=300,
-                 debug=False, single_threaded=False):
+                 debug=False, single_threaded=False, writable=False):
         self.mountpoint = os.path.realpath(tempfile.mkdtemp(prefix="iodrift-faultfs-"))
         self.args = [binary(), self.mountpoint, "-f", f"--size={size}",
                      f"--lifetime={int(lifetime)}"]
@@ -154,6 +155,8 @@ class FaultFS(FuseConnection):
             self.args.append("-d")
         if single_threaded:  # libfuse's -s: one request at a time, in arrival order
             self.args.append("-s")
+        if writable:  # slow.dat takes writes: each sleeps slow_ms, its bytes are discarded
+            self.args.append("--writable")
         self.proc = None
         self.dev = None  # (major, minor)
         self.log_path = self.mountpoint + ".log"
