@@ -2,7 +2,7 @@
 // structs of config.h.
 //
 // yaml-cpp throws; every YAML::Exception is caught here and becomes a Problem (the one place for
-// this library, ../shared/STYLE.md "Errors"). The walk never stops at the first problem: each key
+// this library, docs/design.md "Errors"). The walk never stops at the first problem: each key
 // is checked on its own so `iodriftd --check-config` lists everything wrong in one pass. The
 // input is bounded before yaml-cpp sees it (size cap, UTF-8 text check), and the walk only
 // descends into the shapes the schema expects, so hostile files (binary data, deep nesting,

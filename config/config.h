@@ -1,6 +1,6 @@
 // iodrift's configuration: plain structs with defaults, and the YAML loader that fills them.
 //
-// The keys are a contract (../shared/DESIGN.md, "Config"): dashboards, docs and operators'
+// The keys are a contract (docs/configuration.md): dashboards, docs and operators'
 // files rely on them. The loader reports *every* problem at once, each as
 // `FILE:LINE:COLUMN: KEY: what is wrong`, so an operator fixes a file in one pass; unknown keys
 // are errors (typos must not pass silently). `iodriftd --check-config` prints these and exits 78.
@@ -52,7 +52,8 @@ struct HttpOptions {
   bool operator==(const HttpOptions&) const = default;
 };
 
-// How probe threads are scheduled against the rest of the machine (PROBES.md §4.0).
+// How probe threads are scheduled against the rest of the machine (docs/probes.md, first
+// paragraph).
 struct SchedulerConfig {
   std::uint32_t max_concurrent = 1;  // probes running at once across devices
   // ioprio_set(2) class of probe threads: "best-effort" (with io_level), "idle", or "none"

@@ -1,4 +1,4 @@
-// Command line of iodriftd (flags fixed in ../shared/DESIGN.md, "Binaries and flags").
+// Command line of iodriftd (flags fixed in docs/running.md).
 // Flags override the matching config keys.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Probe metrics: the iodrift_probe_* families of ../shared/DESIGN.md, rendered at scrape time
+// Probe metrics: the iodrift_probe_* families of docs/metrics.md, rendered at scrape time
 // from the probe states' snapshot (collectors/analysis/probe_states.h): gauges show the last run
 // ("values are from the last scheduled or on-demand run"), counters and the latency histogram are
 // cumulative since the daemon started (a histogram must only grow so that rate() and

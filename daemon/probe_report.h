@@ -1,6 +1,6 @@
 // Human and JSON renderings of probe results: the `iodriftd --once` table (hdparm-like figures),
-// the `--once --json` document (shape fixed in ../shared/DESIGN.md), and the unit formatting both
-// the table and iodriftctl use.
+// the `--once --json` document (shape fixed in docs/probes.md, "One run from the command line"),
+// and the unit formatting both the table and iodriftctl use.
 #pragma once
 
 #include <optional>
@@ -12,8 +12,8 @@
 
 namespace iodrift::daemon {
 
-// Writes one probe result as the JSON object of DESIGN.md's `probes` array (more fields than the
-// contract's minimum: outcome, supported, target_info, extra, vmstat_delta...).
+// Writes one probe result as the JSON object of that document's `probes` array (more fields than
+// the contract's minimum: outcome, supported, target_info, extra, vmstat_delta...).
 void WriteProbeResultJson(JsonWriter& w, const probes::ProbeResult& result);
 
 // The whole `--once --json` document.

@@ -31,8 +31,12 @@ build_packages=(
 test_packages=(
   python3 curl prometheus prometheus-alertmanager prometheus-node-exporter dbus util-linux e2fsprogs fuse3 libfuse3-dev clang-14 libclang-rt-14-dev
   openssl wrk time chromium clang-format lintian devscripts victoria-metrics mbw sshfs openssh-server
-  btrfs-progs debootstrap systemd-container
+  btrfs-progs debootstrap systemd-container libglib2.0-bin
 )
+# The dashboards' schema check (tests/dashboards/schema_check.py) needs node and npm; Debian's
+# packages unless a node is already on PATH (e.g. from nodesource, whose nodejs bundles npm).
+node_packages=()
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || node_packages=(nodejs npm)
 
 log() { printf 'dev.sh: %s\n' "$*" >&2; }
 
@@ -63,7 +67,7 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
   deps)
-    install_missing "${build_packages[@]}" "${test_packages[@]}" ;;
+    install_missing "${build_packages[@]}" "${test_packages[@]}" "${node_packages[@]}" ;;
   build)
     install_missing "${build_packages[@]}"
     build ;;
@@ -73,7 +77,7 @@ case "$cmd" in
     log "starting $build_dir/bin/iodriftd $* (Ctrl-C stops it)"
     exec "$build_dir/bin/iodriftd" "$@" ;;
   test)
-    install_missing "${build_packages[@]}" "${test_packages[@]}"
+    install_missing "${build_packages[@]}" "${test_packages[@]}" "${node_packages[@]}"
     build
     cd "$build_dir"
     exec ctest -j "${CTEST_JOBS:-2}" --output-on-failure --timeout 600 "$@" ;;

@@ -42,7 +42,7 @@
 // refuses larger contents).
 //
 // Thread-safety: plain values and free functions; the file functions must not run concurrently
-// on the same state dir (ResultStore serialises them).
+// on the same state dir (ProbeStates, probe_states.h, serialises them).
 #pragma once
 
 #include <array>

@@ -5,7 +5,7 @@
 // subsystem (`iodrift_meminfo_…`) and the `collector` label of `iodrift_collector_success`.
 // A collector reads its source through a ProcRoot on every Collect() call; it keeps no state
 // between scrapes except what it documents. "The kernel lacks this file" is returned as an
-// error value; the CollectorSet (daemon/collector_set.h) turns it into success 0 and logs once.
+// error value; the Exporter (daemon/exporter.h) turns it into success 0 and logs once.
 //
 // Thread-safety: Collect() may be called from several HTTP threads at once; implementations
 // must be safe for that (they are stateless or guard their state).

@@ -1,7 +1,7 @@
 // Error values for everything in iodrift that can go wrong on a healthy system.
 //
 // A missing file, a permission problem, a kernel without PSI, a probe timeout: these are values,
-// not exceptions (see ../shared/STYLE.md, "Errors"). Functions that can fail return
+// not exceptions (see docs/design.md, "Errors"). Functions that can fail return
 // `Expected<T>`; the error carries the errno (0 when none applies) and a message with context,
 // ideally with the fix ("open /proc/slabinfo: permission denied (mode 0400; run as root)").
 // Exceptions from yaml-cpp, prometheus-cpp and sdbus-c++ are caught at those library boundaries.

@@ -2,7 +2,7 @@
 //
 // Opening a /proc file costs a path walk, a file allocation and a seq_file setup; re-reading an
 // open one from offset 0 makes the kernel generate fresh contents without that. A scrape reads
-// ~20 such files, so this is a large share of a scrape's kernel time (issue 17).
+// ~20 such files, so this is a large share of a scrape's kernel time.
 //
 // Only files on procfs or sysfs (fstatfs) are kept: a --proc-root fixture tree on an ordinary or
 // FUSE filesystem is opened and read afresh every time, as before, so a replaced fixture file or

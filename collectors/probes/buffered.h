@@ -1,13 +1,13 @@
 // `buffered` probe: sequential reads through the page cache after dropping only this target's
 // cached pages — the `hdparm -t` analogue and the path that slows under memory pressure
-// (PROBES.md §4.2).
+// (docs/probes.md, "Kinds").
 //
 // Method:
 //  1. Region [0, B): B = spec.size, or the calibrated budget (calibration.h), clipped to the
 //     target's size (page multiple). A directory target reads its probe file.
 //  2. Open fd H read-only and hold it for the whole run (a block device's cache would otherwise
-//     also vanish at our last close, PROBES.md §2 — holding it keeps the before/after residency
-//     checks about our own reads).
+//     also vanish at our last close, docs/probes.md "Kernel facts the probes rely on" — holding it
+//     keeps the before/after residency checks about our own reads).
 //  3. posix_fadvise(H, 0, B, DONTNEED) — no capability needed, works on devices and files; no
 //     BLKFLSBUF, no drop_caches. Verify the residency of [0, B) (cachestat, else mincore on a
 //     read-only MAP_SHARED mapping). Over 1 % still resident → drop once more → still over 1 %:

@@ -1,4 +1,4 @@
-// `cached` probe: page-cache read speed, the `hdparm -T` analogue (PROBES.md §4.1).
+// `cached` probe: page-cache read speed, the `hdparm -T` analogue (docs/probes.md, "Kinds").
 //
 // Method: open the target read-only (a directory's probe file) and keep the fd open for the
 // whole run (for a device that stops the kernel dropping its cache at last close); region =

@@ -55,7 +55,7 @@ std::optional<std::uint64_t> UnsavedBudget(const std::filesystem::path& state_di
 
 std::uint64_t CalibratedBudget(std::uint64_t bytes_read, bool stopped_by_time_budget) {
   const std::uint64_t kept = stopped_by_time_budget ? bytes_read / 10 * 8 : bytes_read;
-  // Whole 2 MiB steps (PROBES.md §4.0): the region then ends on a large-folio boundary.
+  // Whole 2 MiB steps (docs/probes.md, "Budgets"): the region then ends on a large-folio boundary.
   const std::uint64_t b = kept / (2 * kMiB) * (2 * kMiB);
   return std::clamp(b, kMinCalibratedBytes, kMaxCalibratedBytes);
 }

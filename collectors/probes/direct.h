@@ -1,4 +1,5 @@
-// `direct` probe: O_DIRECT sequential reads — the device alone, no page cache (PROBES.md §4.3).
+// `direct` probe: O_DIRECT sequential reads — the device alone, no page cache (docs/probes.md,
+// "Kinds").
 //
 // Method: region [0, B) as for `buffered` (same default offset; own calibrated budget), rounded
 // down to the O_DIRECT offset alignment. Open O_RDONLY|O_DIRECT. Alignment from

@@ -2,7 +2,7 @@
 // residency, the sequential read loop and latency statistics.
 //
 // Everything here is a thin, error-as-value wrapper over one system call family, so the kinds
-// (cached.cpp … memory.cpp) read as the method described in docs/probes.md and PROBES.md.
+// (cached.cpp … memory.cpp) read as the method described in docs/probes.md.
 //
 // Thread-safety: free functions are reentrant; UniqueFd and AlignedBuffer are move-only owners
 // used by one thread at a time.

@@ -1,5 +1,5 @@
 // `memory` probe: memcpy bandwidth and first-touch page allocation speed, no I/O — the ceiling
-// for `cached` and the allocation cost behind `buffered` (PROBES.md §4.6).
+// for `cached` and the allocation cost behind `buffered` (docs/probes.md, "Kinds").
 //
 // Method:
 //   hot     two 2 MiB buffers (the `cached` working set), mmapped and faulted in; two warm-up

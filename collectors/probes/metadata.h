@@ -1,5 +1,5 @@
 // `metadata` probe: small-file create/stat/delete rate in iodrift's own directory, the
-// `bonnie++ -n` analogue at about 1/256 of its size (PROBES.md §4.5).
+// `bonnie++ -n` analogue at about 1/256 of its size (docs/probes.md, "Kinds").
 //
 // Method: the target must be a directory; the probe works only in <dir>/iodrift-meta (made once,
 // mode 0700), and only through its directory fd (OpenMetaDir: O_NOFOLLOW|O_DIRECTORY, owned by

@@ -1,6 +1,6 @@
 // Probe results: what one run of one probe measured, and the memory state of its moment.
 //
-// A probe (one of six kinds, see ../shared/DESIGN.md) reads a target within a byte and time
+// A probe (one of six kinds, see docs/probes.md) reads a target within a byte and time
 // budget and yields a ProbeResult. Everything the exporter, the `--once` table/JSON, the D-Bus
 // `RunProbe` answer and the drift analysis need is in this one value, so all of them show the
 // same figures. Fields that do not apply to a kind stay nullopt (`null` in JSON).

@@ -24,7 +24,7 @@
 namespace iodrift::probes {
 
 // I/O priority of the probe thread (ioprio_set(2)). Only BFQ and mq-deadline honour classes;
-// `none` (NVMe, virtio, loop) ignores them (PROBES.md §2).
+// `none` (NVMe, virtio, loop) ignores them (docs/probes.md, "Kernel facts the probes rely on").
 enum class IoClass { kUnchanged, kBestEffort, kIdle };
 
 // The filesystem each directory target was on when iodriftd first probed it. A directory whose

@@ -17,8 +17,6 @@ std::optional<ProbeKind> ParseProbeKind(std::string_view name) {
   return std::nullopt;
 }
 
-bool KindTakesReaders(ProbeKind kind) { return Traits(kind).takes_readers; }
-
 Duration MinInterval(ProbeKind kind) { return Traits(kind).min_interval; }
 
 }  // namespace iodrift::probes

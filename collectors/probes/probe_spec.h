@@ -24,8 +24,6 @@ std::optional<ProbeKind> ParseProbeKind(std::string_view name);
 
 // `readers:` accepts 1 … kMaxReaders threads per step.
 inline constexpr std::uint32_t kMaxReaders = 64;
-// Whether `kind` takes the `readers:` option (buffered, direct, random).
-bool KindTakesReaders(ProbeKind kind);
 
 // The shortest `interval:` a probe of `kind` may have: 100 ms for cached and metadata (a few
 // page-cache reads or stat calls), 1 s for the kinds that evict, read the device or allocate

@@ -1,10 +1,10 @@
 // `random` probe: 4 KiB reads at random aligned offsets, queue depth 1 — IOPS and latency, the
-// fio randread/ioping analogue (PROBES.md §4.4).
+// fio randread/ioping analogue (docs/probes.md, "Kinds").
 //
 // Method (mode "direct", the default): open O_RDONLY|O_DIRECT; request size max(4096,
 // stx_dio_offset_align); offsets uniform over the whole device or file (a directory's probe
 // file), aligned to the request size, from a PRNG seeded per run. spec.requests + 1 requests
-// back to back (no gaps: gaps add idle wake-up latency, PROBES.md §4.4); the first is a
+// back to back (no gaps: gaps add idle wake-up latency, docs/probes.md "Kinds"); the first is a
 // warm-up and is discarded, as ioping does. Stops early after max(time_budget, 1 s).
 //
 // Mode "fadvise" (ioping's default), only where O_DIRECT is refused: POSIX_FADV_RANDOM on the fd,

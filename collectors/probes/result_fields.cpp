@@ -434,8 +434,6 @@ void Walk(R& r, WalkerOf<R>& v) {
 
 }  // namespace
 
-std::span<const std::string_view> KnownSuspectReasons() { return kKnownSuspectReasons; }
-
 void VisitProbeResult(const ProbeResult& result, ResultFieldVisitor& visitor) {
   Walk<const ProbeResult>(result, visitor);
 }

@@ -76,9 +76,6 @@ struct MetricExport {
   std::string_view why{};
 };
 
-// Suspect reasons always exported (0 or 1) so alerts can rely on the series existing.
-std::span<const std::string_view> KnownSuspectReasons();
-
 class ResultFieldVisitor {
  public:
   virtual ~ResultFieldVisitor() = default;

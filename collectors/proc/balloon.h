@@ -4,10 +4,10 @@
 //   /sys/bus/virtio/drivers/virtio_balloon/virtio0/features   0110010100000…  (bit i = char i)
 //   /sys/module/page_reporting/parameters/page_reporting_order  9
 //
-// Why it matters (PROBES.md §3.2): with reporting on, free blocks of order ≥ page_reporting_order
-// that stay free ~2 s are handed to the host, and a buffered read that allocates them again ran
-// 5x slower here than one reusing just-freed memory, while O_DIRECT did not change.
-// Tolerance: no balloon driver or device → nullopt (not an error: bare metal has none).
+// Why it matters (docs/probes.md, "Why buffered next to direct"): with reporting on, free blocks of
+// order ≥ page_reporting_order that stay free ~2 s are handed to the host, and a buffered read that
+// allocates them again ran 5x slower here than one reusing just-freed memory, while O_DIRECT did
+// not change. Tolerance: no balloon driver or device → nullopt (not an error: bare metal has none).
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 //
 // Cost cap: /proc/slabinfo is the one expensive file of a scrape. The kernel walks every cache's
 // partial slab lists with interrupts off to fill it (slab_show, count_partial_free_approx): on
-// the 2-core dev VM that was ~40 % of a whole scrape's CPU in `perf record` (issue 17). Read from
+// the 2-core dev VM that was ~40 % of a whole scrape's CPU in `perf record`. Read from
 // a live procfs, it is therefore re-read at most every kSlabinfoMaxAge; scrapes in between export
 // the previous read's figures, and iodrift_slabinfo_age_seconds says how old they are (0 right
 // after a read). Slab caches move over minutes, not seconds. A --proc-root fixture tree (not

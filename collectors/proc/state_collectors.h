@@ -1,6 +1,6 @@
 // The memory-state collectors: one per /proc source, each read at scrape time from a ProcRoot.
 //
-// Metric names follow ../shared/DESIGN.md ("Metrics", state). Each collector's one word is its
+// Metric names follow docs/metrics.md ("Memory state"). Each collector's one word is its
 // config key under `collectors:` and its `collector` label. The implementations live one per
 // file (`<name>_collector.cpp`); this header only declares the factories, so the daemon builds
 // the set from one explicit list (MakeStateCollectors).

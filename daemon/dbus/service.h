@@ -1,11 +1,11 @@
 // DbusService: the org.iodrift.Monitor1 D-Bus service of iodriftd (interface in
-// org.iodrift.Monitor1.xml, contract in ../shared/DESIGN.md "D-Bus").
+// org.iodrift.Monitor1.xml, contract in docs/dbus.md).
 //
 // It owns the bus name org.iodrift.Monitor1 and exports /org/iodrift/Monitor1 with ListProbes,
 // RunProbe (asynchronous: the bus thread only queues the request; a completer thread answers
 // when the scheduler's future resolves; a request for a probe already running joins that run),
 // Snapshot (meminfo and uptime read now), Explain (drift.h ExplainProbe on the probe's record
-// from the app's ResultStore), Boots (the probe's record of its last boots, boots_answer.h), Reload
+// from the app's ProbeStates), Boots (the probe's record of its last boots, boots_answer.h), Reload
 // (through a callback of the app), the ProbeCompleted signal for every recorded result (scheduled
 // or on demand) and the Version property. RunProbe is rate limited per caller and globally
 // (rate_limiter.h) and at most `max_pending` requests wait at once (Busy beyond). Reload is rate

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The alert path end to end, with real parts (issue 14 item 7).
+"""The alert path end to end, with real parts.
 
 iodriftd -> Prometheus (the shipped rules) -> Alertmanager, and a real slowdown of a real device:
 
@@ -49,7 +49,7 @@ import urllib.request
 
 from iodrift_test.daemon import Daemon
 from iodrift_test.prom import parse_metrics
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip, skip_guaranteed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -79,13 +79,13 @@ SHORTENED = [
 
 def preflight():
     if os.geteuid() != 0:
-        skip("needs root for losetup and the block cgroup")
+        skip_guaranteed("needs root for losetup and the block cgroup")
     for path, pkg in ((PROMETHEUS, "prometheus"), (PROMTOOL, "prometheus"),
                       (ALERTMANAGER, "prometheus-alertmanager")):
         if not os.access(path, os.X_OK):
-            skip(f"{path} not installed (Debian package '{pkg}')")
+            skip_guaranteed(f"{path} not installed (Debian package '{pkg}')")
     if not shutil.which("losetup"):
-        skip("losetup not installed")
+        skip_guaranteed("losetup not installed")
 
 
 preflight()
@@ -263,7 +263,7 @@ def main():
         res = subprocess.run(["losetup", "--direct-io=on", "--show", "-f", img],
                              capture_output=True, text=True)
         if res.returncode != 0:
-            skip("losetup failed: " + res.stderr.strip())
+            skip_guaranteed("losetup failed: " + res.stderr.strip())
         loop = res.stdout.strip()
         with open("/sys/block/%s/dev" % os.path.basename(loop)) as f:
             majmin = f.read().strip()

@@ -122,7 +122,7 @@ TEST(ProbeStates, HistoryIsBoundedStampedAndCanBeTurnedOff) {
   EXPECT_TRUE(states.Get("a")->history.empty());
 }
 
-// The reload race of issue 13: a run in flight while a reload removes its probe, recorded by
+// The reload race: a run in flight while a reload removes its probe, recorded by
 // one thread while another redefines the set over and over. A removed probe must never appear.
 TEST(ProbeStates, ConcurrentReloadsNeverBringARemovedProbeBack) {
   ProbeStates states;

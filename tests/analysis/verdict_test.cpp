@@ -627,14 +627,14 @@ TEST(Verdict, BlockIoWaitWithoutReclaimDelayReReadsUnderAMemoryCgroup) {
   });
 }
 
-// Issue 15's slow state, recorded without delay accounting: a buffered run spent 1.16 s/GiB in
-// kernel CPU against 0.10 s/GiB in the fast state (562 vs 819 MiB/s), the device as busy per
-// GiB, no allocation stalls, direct unchanged: page allocation.
+// The idle-free-memory slow state of docs/probes.md, recorded without delay accounting: a buffered
+// run spent 1.16 s/GiB in kernel CPU against 0.10 s/GiB in the fast state (562 vs 819 MiB/s), the
+// device as busy per GiB, no allocation stalls, direct unchanged: page allocation.
 TEST(Verdict, KernelCpuGrowthIsPageAllocation) {
   // The rest of 1 GiB at 819 (562) MiB/s is off-CPU wait.
   const Parts base = NoDelayacct({.kernel = 0.10, .wait = 1024.0 / 819 - 0.12, .runqueue = 0});
   const Parts now = NoDelayacct({.kernel = 1.16, .wait = 1024.0 / 562 - 1.18, .runqueue = 0});
-  Case c{"issue 15", now, base, ProbeKind::kBuffered, false, 0.99};
+  Case c{"idle free memory", now, base, ProbeKind::kBuffered, false, 0.99};
   const Verdict v = DecideVerdict(InputOf(c));
   EXPECT_EQ(v.cause, Cause::kPageAllocation) << v.line;
   EXPECT_NE(v.line.find("kernel CPU 1.16 s/GiB now vs 0.1 at baseline"), std::string::npos)

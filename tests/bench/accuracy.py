@@ -194,7 +194,7 @@ FIGURES = [
     ("loop.buffered_fio", "loop  buffered  vs fio read 1M buffered", "MiB/s",
      "loop.json", io_throughput("loop-buffered"), "loop.fio_buffered", fio_read("bw"),
      "same method, region and size; a buffered read follows the state of free memory "
-     "(PROBES.md §3.2) at its moment, so single pairs scatter around 1 in both directions"),
+     "(docs/probes.md, \"Why buffered next to direct\") at its moment, so single pairs scatter around 1 in both directions"),
     ("loop.direct", "loop  direct    vs fio read 1M direct", "MiB/s",
      "loop.json", io_throughput("loop-direct"), "loop.fio_direct", fio_read("bw"),
      "same method, region and size; a loop device on a CPU-starved VM runs at the speed its "
@@ -218,7 +218,7 @@ FIGURES = [
     ("file.buffered_fio", "file  buffered  vs fio read 1M buffered", "MiB/s",
      "file.json", io_throughput("file-buffered"), "file.fio_buffered", fio_read("bw"),
      "same method, region and size; a buffered read follows the state of free memory "
-     "(PROBES.md §3.2) at its moment, so single pairs scatter around 1 in both directions"),
+     "(docs/probes.md, \"Why buffered next to direct\") at its moment, so single pairs scatter around 1 in both directions"),
     ("file.direct", "file  direct    vs fio read 1M direct", "MiB/s",
      "file.json", io_throughput("file-direct"), "file.fio_direct", fio_read("bw"),
      "same method, region and size; other work on the shared disk moves single pairs"),

@@ -23,7 +23,7 @@
 # Memory-state sensitive steps (buffered reads, first-touch allocation) start after `sync` and a
 # 3 s pause, as hdparm -t does itself: on a VM with free page reporting, memory freed less than
 # 2 s earlier is much cheaper to allocate than memory that has been free for longer
-# (PROBES.md §3.2), and that would decide the ratio instead of the method.
+# (docs/probes.md, "Why buffered next to direct"), and that would decide the ratio instead of the method.
 # CPU priority. The reference tools run at nice 0, so the probe threads do too (scheduler.nice:
 # 0 in the generated configs). The daemon's default is nice 10; one more iodriftd run per round
 # (cached on the loop device, memory) keeps that default and gives the "as deployed" rows: on a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17's cost table, side by side in one run (python3, stdlib + wrk):
+"""The cost table, side by side in one run (python3, stdlib + wrk):
 
   IODRIFT_BENCH=1 tests/bench/cost_table.py [--rounds 3] [--idle-seconds 60]
 

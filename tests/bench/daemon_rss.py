@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Resident memory of iodriftd (and node_exporter) after N scrapes (issue 17 item 2).
+"""Resident memory of iodriftd (and node_exporter) after N scrapes.
 
 Not a timed test. Starts each configuration on loopback, waits for the probes' first cycle when
 it has probes, scrapes /metrics N times (default 1000, alternating plain and gzip, one

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fleet bench (issue 17 item 4): tests/fleet/fleet_test.py with 100 iodriftd instances, a 2 s
+# Fleet bench: tests/fleet/fleet_test.py with 100 iodriftd instances, a 2 s
 # scrape/evaluation interval, probes every 10 s and a 120 s measuring window; prints the figures of
 # docs/fleet.md "A fleet: Prometheus per site, VictoriaMetrics central" (series per host, samples/s
 # ingested by VictoriaMetrics, rule evaluation time, bytes per sample, 10,000-host extrapolation).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory probe's stream figure at its 7 MiB buffers against `mbw` (issue 17 item 2).
+"""The memory probe's stream figure at its 7 MiB buffers against `mbw`.
 
 Not a timed test. Each pair runs, in alternating order (probe first, then reference first in the
 next pair, so load drift hits both alike):

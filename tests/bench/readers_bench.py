@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Parallel readers vs fio --numjobs (issue 18 item 1): iodrift `readers: [1, 2, 4, 8]` against
+"""Parallel readers vs fio --numjobs: iodrift `readers: [1, 2, 4, 8]` against
 fio with the same number of jobs, on one loop device, medians of alternating rounds.
 
     sudo IODRIFTD=build/iodriftd tests/bench/readers_bench.py [--rounds 5] [--size-mib 256]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the embedded default probe schedule costs per hour (issue 17 item 3). Not a timed test.
+"""What the embedded default probe schedule costs per hour. Not a timed test.
 
 Runs `iodriftd` without --config (the embedded default: one probe of each kind on
 <state_dir>/probe every 5 min, plus the memory probe) for --seconds (default 600) with no scrapes

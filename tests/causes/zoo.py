@@ -22,7 +22,7 @@ RUNS = int(os.environ.get("IODRIFT_CAUSES_RUNS", "3"))
 SLOW = 0.9  # the verdict's own kSlowdownRatio: a run at or above it is "no slowdown"
 SUSTAINED = 3  # the verdict's kSustainedRuns: slow runs in a row before a cause is named
 TWIN_PENDING = "no run from the same moment"
-# This machine's own page-cache drift (PROBES.md: on a VM whose free memory goes back to the
+# This machine's own page-cache drift (docs/probes.md, "Why buffered next to direct": on a VM whose free memory goes back to the
 # host, a page-cache read slows with the state of free memory alone, the kernel CPU of allocating
 # pages carrying the added time). A page-cache probe (buffered, cached) of the healthy case may
 # meet it with nothing induced; such a run naming one of these causes is a co-present cause, shown

@@ -22,6 +22,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/lib/ci_guarantee.h"
+
 namespace iodrift::config {
 namespace {
 
@@ -869,7 +871,7 @@ std::string StateDirAsUser(const char* xdg_state_home, const char* home) {
 }
 
 TEST(ConfigDefault, StateDirIsVarLibForRoot) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  if (::geteuid() != 0) IODRIFT_SKIP_GUARANTEED("needs root");
   EXPECT_EQ(DefaultStateDir(), "/var/lib/iodrift");
 }
 

@@ -1,4 +1,4 @@
-// Config keys of issue 18 items 2 and 3: `sys_root`, the probe option `members`, and the
+// Config keys of arrays and network filesystems: `sys_root`, the probe option `members`, and the
 // defaults a probe on a network or FUSE filesystem gets for the keys it leaves out (judged from
 // /proc/self/mountinfo: the test mounts nothing, so it checks the local path keeps the local
 // defaults and the explicit keys always win; e2e.netfs_sshfs checks a real sshfs mount).

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/gzip.h"
+#include "tests/lib/ci_guarantee.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -317,7 +318,7 @@ class HttpServerTls : public ::testing::Test {
           "-subj /CN=localhost -keyout " +
           (dir_ / (std::string(name) + ".key")).string() + " -out " +
           (dir_ / (std::string(name) + ".crt")).string() + " >/dev/null 2>&1";
-      if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl CLI not available";
+      if (std::system(cmd.c_str()) != 0) IODRIFT_SKIP_GUARANTEED("openssl CLI not available");
     }
   }
   void TearDown() override {

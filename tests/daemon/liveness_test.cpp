@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/http_server.h"
+#include "tests/lib/ci_guarantee.h"
 
 namespace iodrift::daemon {
 namespace {
@@ -85,7 +86,7 @@ struct TestCert {
 
 TEST(TlsListenerReacts, TrueForATlsServerWherePlainHttpGetsNoAnswer) {
   TestCert tls;
-  if (tls.cert.empty()) GTEST_SKIP() << "openssl CLI not available";
+  if (tls.cert.empty()) IODRIFT_SKIP_GUARANTEED("openssl CLI not available");
   HttpServer server;
   server.Route("/", [] { return HttpResponse{200, "text/plain", "hi"}; });
   ASSERT_TRUE(

@@ -11,7 +11,7 @@ What it checks, per dashboard file:
     target, query variable and annotation using `${datasource}`;
   * a unit (fieldConfig.defaults.unit) on every panel except text and row panels;
   * every metric name in every expression (panel targets, annotations, variable queries, and the
-    rules files) is one ../shared/DESIGN.md defines, one a recording rule defines, or a Prometheus
+    rules files) is one docs/metrics.md defines, one a recording rule defines, or a Prometheus
     built-in (up, ALERTS, ...); label names in selectors belong to that metric, and label values of
     enumerated labels (kind, result, resource, mode, state, op) are valid; meminfo and vmstat field
     names are checked against the /proc fixtures when they are available;
@@ -19,8 +19,9 @@ What it checks, per dashboard file:
   * with --promql (the default) every expression, variables substituted, parses: they are written
     into a temporary rules file as recording rules and `promtool check rules` judges them.
 
-DESIGN.md is read from --design (default: <repo>/../shared/DESIGN.md); without it an embedded copy
-of the metric contract is used (and differences are reported when both exist).
+The metric families, their labels and the values of enumerated labels are read from the tables of
+docs/metrics.md, the probe kinds from docs/configuration.md (--docs DIR, default <repo>/docs): the
+reference operators read is the list the linter enforces.
 
 Exit status: 0 clean, 1 problems found, 2 usage error, 77 a needed tool (promtool) is missing for
 --promql-only (CTest reports that as skipped). Python standard library only.
@@ -60,36 +61,6 @@ BUILTIN_NAMES = {
 }
 # Labels Prometheus attaches to every scraped series.
 TARGET_LABELS = {"instance", "job"}
-
-# Metrics the dashboards may use that a filed issue defines but DESIGN.md does not list yet. Each is
-# reported as a note on every run until DESIGN.md has it.
-PENDING_CONTRACT = {
-    "iodrift_probe_correlation": ({"probe", "kind", "target", "feature"},
-                                  "issue 4 (drift analysis)"),
-    "iodrift_probe_interval_seconds": ({"probe", "kind", "target"}, "issue 7 (dashboards)"),
-    "iodrift_probe_latency_last_seconds": ({"probe", "kind", "target", "quantile"},
-                                           "issue 7 (dashboards)"),
-    "iodrift_probe_baseline_ops_per_second": ({"probe", "kind", "target", "op"},
-                                              "issue 13 (units)"),
-    "iodrift_probe_readers_throughput_bytes_per_second": (
-        {"probe", "kind", "target", "readers"}, "issue 18 (parallel readers)"),
-    "iodrift_probe_reader_throughput_bytes_per_second": (
-        {"probe", "kind", "target", "readers", "stat"}, "issue 18 (parallel readers)"),
-    "iodrift_probe_readers_ops_per_second": (
-        {"probe", "kind", "target", "readers", "op"}, "issue 18 (parallel readers)"),
-    "iodrift_probe_reader_ops_per_second": (
-        {"probe", "kind", "target", "readers", "op", "stat"}, "issue 18 (parallel readers)"),
-    "iodrift_probe_readers_scaling_efficiency": (
-        {"probe", "kind", "target", "readers"}, "issue 18 (parallel readers)"),
-    "iodrift_probe_array_member_ratio": ({"probe", "kind", "target", "member"},
-                                         "issue 18 (arrays and members)"),
-    "iodrift_probe_member_throughput_bytes_per_second": ({"probe", "kind", "target", "member"},
-                                                         "issue 18 (arrays and members)"),
-    "iodrift_probe_member_ops_per_second": ({"probe", "kind", "target", "member"},
-                                            "issue 18 (arrays and members)"),
-    "iodrift_probe_verdict": ({"probe", "kind", "target", "cause"},
-                              "issue 24 (the verdict as data)"),
-}
 
 # Label values that must be names of fields of a /proc file (checked against the fixtures).
 LABEL_VALUES_FROM_FIXTURE = {("iodrift_probe_context_bytes", "field"): "meminfo"}
@@ -146,96 +117,110 @@ class Contract:
 PLACEHOLDER = re.compile(r"<[A-Za-z]+>")
 
 
-def _split_bullets(section):
-    bullets, current = [], None
+def _strip_parentheses(text):
+    """`a` (b (c)) d -> `a`  d: asides in parentheses name examples and values, not labels."""
+    while True:
+        stripped = re.sub(r"\([^()]*\)", "", text)
+        if stripped == text:
+            return text
+        text = stripped
+
+
+def _table_rows(section):
+    """The cells of every body row of the Markdown tables in `section`."""
+    rows = []
     for line in section.splitlines():
-        if re.match(r"^- ", line):
-            if current is not None:
-                bullets.append(current)
-            current = line[2:]
-        elif current is not None and line.startswith("  ") and line.strip():
-            current += " " + line.strip()
-        else:
-            if current is not None:
-                bullets.append(current)
-            current = None
-            bullets.append(("HEADER", line))
-    if current is not None:
-        bullets.append(current)
-    return bullets
+        line = line.strip()
+        if not line.startswith("|") or re.match(r"^\|[-:| ]+\|$", line):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells and cells[0] not in ("family",):
+            rows.append(cells)
+    return rows
 
 
-def parse_design(text):
-    """Builds a Contract from DESIGN.md's "## Metrics" section (and its config section for the
-    probe kinds). Raises ValueError when the section is missing."""
+def parse_label_cell(cell, common):
+    """(labels, {label: values}) of a labels cell of docs/metrics.md: backquoted label names, each
+    optionally followed by `= v1, v2; v3` (the label's values). Words in parentheses are asides.
+    A cell saying "only" or "none" replaces the common labels; otherwise they are added to them."""
+    text = _strip_parentheses(cell)
+    if text.strip() == "none":
+        return set(), {}
+    labels = set() if re.search(r"\bonly\b", cell) else set(common)
+    enums = {}
+    parts = re.split(r"`([^`]+)`", text)  # text, label, text, label, ...
+    for i in range(1, len(parts), 2):
+        label, after = parts[i], parts[i + 1]
+        if not re.match(r"^[a-z_][a-z0-9_]*$", label):
+            continue
+        labels.add(label)
+        m = re.match(r"^\s*=\s*(.*)$", after)
+        if m:
+            values = [v.strip() for v in re.split(r"[,;]", m.group(1))]
+            values = [v for v in values if re.match(r"^[a-z0-9_.]+$", v)]
+            if values:
+                enums.setdefault(label, set()).update(values)
+    return labels, enums
+
+
+def parse_metrics_doc(text, config_text=""):
+    """Builds a Contract from the tables of docs/metrics.md (family | labels | meaning) and the
+    probe kinds from docs/configuration.md. Raises ValueError when no family is found."""
     contract = Contract()
-    m = re.search(r"^## Metrics[^\n]*\n(.*?)(?=^## )", text, re.S | re.M)
-    if not m:
-        raise ValueError("no '## Metrics' section")
-    section = m.group(1)
-
-    kinds = re.search(r"kind:\s*\w+\s*#\s*([a-z]+(?:\s*\|\s*[a-z]+)+)", text)
+    kinds = re.search(r"kind:\s*\w+\s*#\s*([a-z]+(?:\s*\|\s*[a-z]+)+)", config_text)
     if kinds:
         contract.add_enum("kind", [k.strip() for k in kinds.group(1).split("|")])
-
-    common = {"probe", "kind", "target"}
-    in_probes = False
-    for bullet in _split_bullets(section):
-        if isinstance(bullet, tuple):
-            line = bullet[1]
-            if line.startswith("Probes"):
-                in_probes = True
-                spans = re.findall(r"`([a-z_]+)`", line)
-                if spans:
-                    common = set(spans)
-            elif line.startswith("State"):
-                in_probes = False
-            continue
-        spans = re.findall(r"`([^`]+)`", bullet)
-        is_histogram = "histogram" in bullet
-        declared = {}
-        for span in spans:
-            if not (span.startswith("iodrift_") or span.startswith("process_")):
+    sections = re.split(r"^## ", text, flags=re.M)
+    for section in sections[1:]:
+        title = section.splitlines()[0]
+        if title.startswith("Series next to"):
+            continue  # vmstat field lists, not families
+        common = {"probe", "kind", "target"} if title.startswith("Probes") else set()
+        for cells in _table_rows(section):
+            if len(cells) < 2:
                 continue
-            name, _, label_part = span.partition("{")
-            labels = set(common) if in_probes else set()
-            if label_part:
-                labels = set()
-                for item in label_part.rstrip("}").split(","):
-                    item = item.strip()
-                    if item in ("…", "...", ""):
-                        labels |= common
+            names = re.findall(r"`([^`]+)`", cells[0])
+            labels, enums = parse_label_cell(cells[1], common)
+            for label, values in enums.items():
+                contract.add_enum(label, values)
+            meaning = cells[2] if len(cells) > 2 else ""
+            first = None
+            for name in names:
+                if name.startswith("…"):
+                    if first is None:
                         continue
-                    label, _, values = item.partition("=")
-                    labels.add(label)
-                    if values:
-                        contract.add_enum(label, values.strip('"').split("|"))
-            declared[name] = labels
-            if name.endswith("_*"):
-                contract.patterns.append((re.compile(re.escape(name[:-1]) + r"[a-z0-9_]+$"), None, None))
-            elif PLACEHOLDER.search(name):
-                fixture = "meminfo" if "meminfo" in name else "vmstat" if "vmstat" in name else None
-                parts = [re.escape(part) for part in PLACEHOLDER.split(name)]
-                rx = parts[0] + "(?P<field>[A-Za-z0-9_]+)" + "[A-Za-z0-9_]+".join(parts[1:])
-                contract.patterns.append((re.compile(rx + "$"), labels, fixture))
-                # Companion spans such as `HugePages_*` ("counts without _bytes").
-                for other in spans:
-                    hm = re.match(r"^([A-Za-z]+_)\*$", other)
-                    if hm and "without" in bullet:
-                        prefix = name.split("<")[0] + hm.group(1)
-                        contract.patterns.append((re.compile(re.escape(prefix) + r"[A-Za-z]+$"), labels, None))
-            else:
+                    name = first.rsplit("_", 1)[0] + name[1:]
+                elif not (name.startswith("iodrift_") or name.startswith("process_")):
+                    continue
+                first = first or name
+                if PLACEHOLDER.search(name):
+                    fixture = "meminfo" if "meminfo" in name else "vmstat" if "vmstat" in name else None
+                    parts = [re.escape(part) for part in PLACEHOLDER.split(name)]
+                    rx = parts[0] + "(?P<field>[A-Za-z0-9_]+)" + "[A-Za-z0-9_]+".join(parts[1:])
+                    contract.patterns.append((re.compile(rx + "$"), labels, fixture))
+                    continue
                 contract.add(name, labels)
-                if is_histogram and name.endswith("_seconds"):
+                if meaning.startswith("histogram"):
                     contract.add(name + "_bucket", labels | {"le"})
-                    contract.add(name + "_sum", labels)
-                    contract.add(name + "_count", labels)
-        # Enumerations in prose: "result = ok|error|timeout|skipped", "op=create|stat|delete".
-        for label, values in re.findall(r"\b([a-z_]+)\s*=\s*\"?([a-z0-9_]+(?:\|[a-z0-9_]+)*)\"?", bullet):
-            if any(labels and label in labels for labels in declared.values()):
-                contract.add_enum(label, values.split("|"))
+                if meaning.startswith("histogram") or meaning.startswith("summary"):
+                    contract.add(name + "_sum", labels - {"quantile"})
+                    contract.add(name + "_count", labels - {"quantile"})
     if not contract.exact:
-        raise ValueError("no metric names found in the '## Metrics' section")
+        raise ValueError("no metric family found in its tables")
+    return contract
+
+
+def load_docs_contract(docs=os.path.join(REPO, "docs")):
+    """The Contract of DOCS/metrics.md (and the kinds of DOCS/configuration.md when present).
+    Raises OSError when metrics.md cannot be read, ValueError when it defines no family."""
+    with open(os.path.join(docs, "metrics.md"), encoding="utf-8") as f:
+        metrics_doc = f.read()
+    config_doc = ""
+    if os.path.isfile(os.path.join(docs, "configuration.md")):
+        with open(os.path.join(docs, "configuration.md"), encoding="utf-8") as f:
+            config_doc = f.read()
+    contract = parse_metrics_doc(metrics_doc, config_doc)
+    contract.source = os.path.relpath(os.path.join(docs, "metrics.md"), REPO)
     return contract
 
 
@@ -243,61 +228,6 @@ def annotation_expr(a):
     """The PromQL of a Prometheus annotation: `target.expr` (Grafana's schema)."""
     target = a.get("target")
     return target.get("expr", "") if isinstance(target, dict) else ""
-
-
-def embedded_contract():
-    """The metric contract of DESIGN.md as of this script's writing, for checkouts without it."""
-    c = Contract()
-    c.source = "embedded copy of DESIGN.md's metric list"
-    p = {"probe", "kind", "target"}
-    for name, labels in {
-        "iodrift_slabinfo_objects": {"slab"}, "iodrift_slabinfo_active_objects": {"slab"},
-        "iodrift_slabinfo_object_size_bytes": {"slab"}, "iodrift_slabinfo_bytes": {"slab"},
-        "iodrift_slabinfo_total_bytes": set(),
-        "iodrift_pressure_waiting_seconds_total": {"resource"},
-        "iodrift_pressure_stalled_seconds_total": {"resource"},
-        "iodrift_buddyinfo_free_blocks": {"node", "zone", "order"},
-        "iodrift_boot_time_seconds": set(), "iodrift_uptime_seconds": set(),
-        "iodrift_boot_info": {"boot_id"},
-        "iodrift_collector_success": {"collector"}, "iodrift_collector_duration_seconds": {"collector"},
-        "iodrift_build_info": {"version", "revision"},
-        "iodrift_probe_success": p, "iodrift_probe_duration_seconds": p,
-        "iodrift_probe_last_run_timestamp_seconds": p, "iodrift_probe_runs_total": p | {"result"},
-        "iodrift_probe_read_bytes_total": p, "iodrift_probe_throughput_bytes_per_second": p,
-        "iodrift_probe_ops_per_second": p | {"op"}, "iodrift_probe_latency_seconds": p,
-        "iodrift_probe_latency_seconds_bucket": p | {"le"}, "iodrift_probe_latency_seconds_sum": p,
-        "iodrift_probe_latency_seconds_count": p, "iodrift_probe_context_bytes": p | {"field"},
-        "iodrift_probe_baseline_bytes_per_second": p, "iodrift_probe_baseline_ratio": p,
-        "iodrift_probe_suspect": p | {"reason"}, "iodrift_probe_supported": p,
-        "iodrift_probe_cpu_seconds": p | {"mode"}, "iodrift_probe_bytes": p,
-        "iodrift_page_cache_tax_ratio": {"target"},
-        "iodrift_probe_target_info": p | {"fstype", "scheduler", "read_ahead_kb", "rotational"},
-        "iodrift_dentries": {"state"},
-    }.items():
-        c.add(name, labels)
-    c.patterns.append((re.compile(r"iodrift_meminfo_(?P<field>[A-Za-z0-9_]+)_bytes$"), set(), "meminfo"))
-    c.patterns.append((re.compile(r"iodrift_meminfo_HugePages_[A-Za-z]+$"), set(), None))
-    c.patterns.append((re.compile(r"iodrift_vmstat_(?P<field>[A-Za-z0-9_]+)$"), set(), "vmstat"))
-    c.patterns.append((re.compile(r"process_[a-z0-9_]+$"), None, None))
-    for label, values in {
-        "kind": "cached|buffered|direct|random|metadata|memory", "resource": "cpu|io|memory|irq",
-        "result": "ok|error|timeout|skipped", "mode": "user|system",
-        "state": "total|unused|negative", "op": "read|create|stat|delete",
-    }.items():
-        c.add_enum(label, values.split("|"))
-    return c
-
-
-def compare_contracts(parsed, embedded):
-    notes = []
-    missing = sorted(set(parsed.exact) - set(embedded.exact))
-    extra = sorted(set(embedded.exact) - set(parsed.exact))
-    if missing:
-        notes.append("DESIGN.md defines metrics the embedded list lacks (update EMBEDDED in %s): %s"
-                     % (os.path.basename(__file__), ", ".join(missing)))
-    if extra:
-        notes.append("the embedded list has metrics DESIGN.md no longer defines: %s" % ", ".join(extra))
-    return notes
 
 
 def load_fixture_fields(dirs):
@@ -531,8 +461,6 @@ class Linter:
             return True, None, ""
         if name in self.contract.exact:
             return True, self.contract.exact[name], ""
-        if name in PENDING_CONTRACT:
-            return True, PENDING_CONTRACT[name][0], ""
         for rx, labels, fixture in self.contract.patterns:
             m = rx.match(name)
             if not m:
@@ -589,7 +517,7 @@ class Linter:
         except re.error as e:
             self.problem(where, "bad __name__ regex %r: %s" % (regex, e))
             return
-        candidates = set(self.contract.exact) | set(self.recorded) | set(PENDING_CONTRACT)
+        candidates = set(self.contract.exact) | set(self.recorded)
         candidates |= {"iodrift_meminfo_%s_bytes" % f for f in self.fields.get("meminfo", ())}
         candidates |= {"iodrift_vmstat_%s" % f for f in self.fields.get("vmstat", ())}
         if not any(rx.match(c) for c in candidates):
@@ -772,8 +700,8 @@ class Linter:
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dashboards", nargs="*", help="dashboard JSON files (default: <repo>/dashboards/*.json)")
-    ap.add_argument("--design", default=os.path.join(REPO, "..", "shared", "DESIGN.md"),
-                    help="DESIGN.md with the metric contract (default: %(default)s)")
+    ap.add_argument("--docs", default=os.path.join(REPO, "docs"),
+                    help="directory with metrics.md and configuration.md (default: %(default)s)")
     ap.add_argument("--rules", nargs="*", default=None,
                     help="Prometheus rule files (default: <repo>/dashboards/prometheus/*.rules.yml)")
     ap.add_argument("--proc-fixtures", nargs="*", default=None,
@@ -792,7 +720,7 @@ def main(argv):
         glob.glob(os.path.join(REPO, "dashboards", "prometheus", "*.rules.yml")))
     fixtures = args.proc_fixtures if args.proc_fixtures is not None else [
         os.path.join(REPO, "tests", "fixtures", "proc"),
-        os.path.join(REPO, "..", "shared", "fixtures", "proc-samples")]
+        os.path.join(REPO, "tests", "fixtures", "proc-samples")]
     if not dashboards:
         print("lint_dashboards: no dashboards given or found", file=sys.stderr)
         return 2
@@ -802,22 +730,12 @@ def main(argv):
         return SKIP
 
     notes = []
-    embedded = embedded_contract()
-    contract = embedded
-    if os.path.isfile(args.design):
-        try:
-            with open(args.design, encoding="utf-8") as f:
-                contract = parse_design(f.read())
-            contract.source = os.path.normpath(args.design)
-            for label, values in embedded.enums.items():
-                contract.enums.setdefault(label, set(values))
-            notes += compare_contracts(contract, embedded)
-        except ValueError as e:
-            notes.append("cannot read the metric list from %s (%s); using the embedded copy" % (args.design, e))
-    else:
-        notes.append("%s not found; using the embedded copy of the metric list" % args.design)
-    for name, (_, origin) in sorted(PENDING_CONTRACT.items()):
-        notes.append("%s is accepted from %s but DESIGN.md does not list it yet" % (name, origin))
+    try:
+        contract = load_docs_contract(args.docs)
+    except (OSError, ValueError) as e:
+        print("lint_dashboards: cannot read the metric list from %s/metrics.md: %s" % (args.docs, e),
+              file=sys.stderr)
+        return 2
 
     fields = load_fixture_fields(fixtures)
     if not fields["meminfo"] or not fields["vmstat"]:

@@ -66,23 +66,34 @@ class LintTest(unittest.TestCase):
             code = lint.main(argv)
         self.assertEqual(code, 0, out.getvalue())
 
-    def test_design_md_and_embedded_list_agree(self):
-        design = os.path.join(lint.REPO, "..", "shared", "DESIGN.md")
-        if not os.path.isfile(design):
-            self.skipTest("no ../shared/DESIGN.md")
-        with open(design, encoding="utf-8") as f:
-            parsed = lint.parse_design(f.read())
-        embedded = lint.embedded_contract()
-        self.assertEqual(lint.compare_contracts(parsed, embedded), [])
-        for name, labels in embedded.exact.items():
-            self.assertEqual(parsed.exact[name], labels, name)
-        for label, values in embedded.enums.items():
-            self.assertEqual(parsed.enums.get(label), values, label)
+    def test_metric_list_comes_from_docs_metrics_md(self):
+        contract = lint.load_docs_contract()
+        self.assertEqual(contract.source, os.path.join("docs", "metrics.md"))
+        self.assertEqual(contract.exact["iodrift_probe_runs_total"], {"probe", "kind", "target", "result"})
+        self.assertEqual(contract.exact["iodrift_page_cache_tax_ratio"], {"target"})
+        self.assertEqual(contract.exact["iodrift_probe_recovery_ratio"], {"probe", "step"})
+        self.assertEqual(contract.exact["iodrift_slabinfo_active_objects"], {"slab"})
+        self.assertIn("le", contract.exact["iodrift_probe_latency_seconds_bucket"])
+        self.assertEqual(contract.enums["result"], {"ok", "error", "timeout", "skipped"})
+        self.assertEqual(contract.enums["resource"], {"cpu", "io", "memory", "irq"})
+        self.assertEqual(contract.enums["kind"],
+                         {"cached", "buffered", "direct", "random", "metadata", "memory"})
 
-    def test_embedded_list_is_used_without_design_md(self):
-        code, out = self.run_lint(extra=["--design", os.path.join(self.tmp, "missing.md")])
-        self.assertEqual(code, 0, out)
-        self.assertIn("embedded copy", out)
+    def test_name_dropped_from_docs_is_unknown(self):
+        # A family the docs stop defining fails the shipped dashboards that read it.
+        docs = os.path.join(self.tmp, "docs")
+        shutil.copytree(os.path.join(lint.REPO, "docs"), docs)
+        path = os.path.join(docs, "metrics.md")
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines(True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(l for l in lines if not l.startswith("| `iodrift_probe_success`"))
+        self.assertCaught("unknown metric iodrift_probe_success: not defined in", extra=["--docs", docs])
+
+    def test_missing_metrics_doc_is_a_usage_error(self):
+        code, out = self.run_lint(extra=["--docs", os.path.join(self.tmp, "no-docs")])
+        self.assertEqual(code, 2, out)
+        self.assertIn("cannot read the metric list", out)
 
     # -- structure ----------------------------------------------------------------------------------
 
@@ -149,8 +160,6 @@ class LintTest(unittest.TestCase):
         self.assertCaught("unknown metric iodrift:probe_baseline_ratio:min_by_probe")
 
     def test_meminfo_field_typo(self):
-        if not lint.load_fixture_fields([os.path.join(lint.REPO, "tests", "fixtures", "proc")])["meminfo"]:
-            self.skipTest("no meminfo fixture")
         self.set_expr('iodrift_meminfo_Memfree_bytes{instance="$instance"}')
         self.assertCaught("meminfo field 'Memfree'")
 
@@ -160,8 +169,6 @@ class LintTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
 
     def test_vmstat_field_typo(self):
-        if not lint.load_fixture_fields([os.path.join(lint.REPO, "tests", "fixtures", "proc")])["vmstat"]:
-            self.skipTest("no vmstat fixture")
         self.set_expr('rate(iodrift_vmstat_pgscan_kswap{instance="$instance"}[5m])')
         self.assertCaught("vmstat field 'pgscan_kswap'")
 

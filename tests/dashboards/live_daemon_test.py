@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The dashboards and rules against a real Prometheus scraping a real iodriftd (issue #7).
+"""The dashboards and rules against a real Prometheus scraping a real iodriftd.
 
 Needs root (losetup, mkfs.ext4, mount), /usr/bin/prometheus and /usr/bin/promtool (Debian package
 `prometheus`); exits 77 (CTest: skipped) otherwise.
@@ -40,7 +40,7 @@ import urllib.request
 
 from iodrift_test.daemon import Daemon
 from iodrift_test.devices import Scratch, need_root
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 from iodrift_test.sysfs import build_array_tree
 
 PROMETHEUS = "/usr/bin/prometheus"
@@ -74,7 +74,7 @@ ALTERNATIVES = [
     {"iodrift_vmstat_allocstall_dma", "iodrift_vmstat_allocstall_dma32",
      "iodrift_vmstat_allocstall_normal", "iodrift_vmstat_allocstall_movable",
      "iodrift_vmstat_allocstall_device"},
-    # Baselines of random/metadata probes: ops/s per op since issue 13 (bytes/s before it).
+    # Baselines of random/metadata probes: ops/s per op (bytes/s in older daemons).
     {"iodrift_probe_baseline_bytes_per_second", "iodrift_probe_baseline_ops_per_second"},
 ]
 
@@ -101,7 +101,7 @@ def preflight():
     need_root("mkfs.ext4")
     for path in (PROMETHEUS, PROMTOOL):
         if not os.access(path, os.X_OK):
-            skip(f"{path} not installed (Debian package 'prometheus')")
+            skip_guaranteed(f"{path} not installed (Debian package 'prometheus')")
 
 
 preflight()
@@ -121,7 +121,7 @@ def exported_names(text):
 
 def write_probe_config(path, file_target, dir_target, array_target=None, sys_root=None):
     probes = [("live-cached", "cached", file_target, "size: 8MiB"),
-              # `readers:` curves feed the parallel-readers panels (issue 18).
+              # `readers:` curves feed the parallel-readers panels.
               ("live-buffered", "buffered", file_target, "size: 8MiB\n    readers: [1, 2]"),
               ("live-direct", "direct", file_target, "size: 8MiB"),
               ("live-random", "random", file_target, "requests: 32\n    readers: [1, 2]"),
@@ -129,7 +129,7 @@ def write_probe_config(path, file_target, dir_target, array_target=None, sys_roo
               ("live-memory", "memory", None, "size: 16MiB")]
     if array_target:
         # `members: true` on a loop device that the sys_root tree makes an array of two loop
-        # devices feeds the Array / member ratio panel (issue 18).
+        # devices feeds the Array / member ratio panel.
         probes.append(("live-array", "buffered", array_target, "size: 4MiB\n    members: true"))
     with open(path, "w") as f:
         f.write("log_level: info\n")
@@ -297,7 +297,7 @@ def main():
                 time.sleep(3)
             failures += round_failures
             # The scrape with every probe family in it passes promtool's lint (the e2e test of
-            # that runs without probes), apart from the kernel-named families DESIGN.md fixes.
+            # that runs without probes), apart from the kernel-named families docs/metrics.md fixes.
             res = subprocess.run([PROMTOOL, "check", "metrics"], input=exposition,
                                  capture_output=True, text=True, timeout=60)
             findings = [l for l in (res.stdout + res.stderr).splitlines()

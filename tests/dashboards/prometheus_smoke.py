@@ -4,7 +4,7 @@
 Starts the Debian `prometheus` binary on loopback (temporary data dir, 1 s scrape and evaluation
 intervals) with the rule files and a copy of dashboards/prometheus/prometheus.yml, pointed at
 either
-  * four fake exporters serving synthetic iodrift metrics shaped as DESIGN.md describes (default:
+  * four fake exporters serving synthetic iodrift metrics shaped as docs/metrics.md describes (default:
     machines with 10 minutes, 3, 10 and 40 days of uptime; on the first one probe fails and one is
     stale, the last one has regressed), or
   * a running iodriftd (`--target HOST:PORT`, repeatable), the lead's end-to-end setup.
@@ -63,7 +63,7 @@ OPTIONAL_METRICS = {
     # (allocstall_device is new in 6.x, DMA is absent on many arm64 machines).
     "iodrift_vmstat_allocstall_dma", "iodrift_vmstat_allocstall_dma32",
     "iodrift_vmstat_allocstall_movable", "iodrift_vmstat_allocstall_device",
-    # Suppressed by the daemon until its window holds enough runs (issue 4).
+    # Suppressed by the daemon until its window holds enough runs.
     "iodrift_probe_correlation",
 }
 
@@ -147,7 +147,7 @@ def exposition(uptime, started, machine):
             ops = ["read"] if kind == "random" else ["create", "stat", "delete"]
             for op in ops:
                 m("iodrift_probe_ops_per_second", 5000, op=op, **p)
-                m("iodrift_probe_baseline_ops_per_second", 5000, op=op, **p)  # issue 13: ops/s, per op
+                m("iodrift_probe_baseline_ops_per_second", 5000, op=op, **p)  # ops/s, per op
             cumulative = 0
             for i, bound in enumerate(LATENCY_BOUNDS):
                 cumulative += math.floor(t * (4 if 4 <= i <= 8 else 0))
@@ -171,7 +171,7 @@ def exposition(uptime, started, machine):
         m("iodrift_probe_verdict", 1, cause="memory_reclaim" if machine == 3 else "undetermined", **p)
         m("iodrift_probe_target_info", 1, fstype="block", scheduler="mq-deadline", read_ahead_kb="128",
           rotational="0", **p)
-    # Parallel readers (issue 18): sda-buffered and sda-random with `readers: [1, 2]`.
+    # Parallel readers: sda-buffered and sda-random with `readers: [1, 2]`.
     for n in (1, 2):
         eff = 1.0 if n == 1 else 0.8
         b = {"probe": "sda-buffered", "kind": "buffered", "target": "/dev/sda", "readers": str(n)}
@@ -183,7 +183,7 @@ def exposition(uptime, started, machine):
         for stat, f in (("min", 0.9), ("max", 1.1)):
             m("iodrift_probe_reader_throughput_bytes_per_second", 800e6 * eff * f, stat=stat, **b)
             m("iodrift_probe_reader_ops_per_second", 5000 * eff * f, op="read", stat=stat, **r)
-    # An md array probe with `members: true` (issue 18): each member's figure and the array/member
+    # An md array probe with `members: true`: each member's figure and the array/member
     # ratio (three-disk RAID5: ~2 per member; on the regressed machine sdc is the slow disk).
     a = {"probe": "md0-buffered", "kind": "buffered", "target": "/dev/md0"}
     for member in ("sda", "sdb", "sdc"):
@@ -277,7 +277,7 @@ def used_metric_names():
     recorded = set()
     for path in rules:
         recorded |= {name for kind, name, _, _ in lint.read_rule_file(path) if kind == "record"}
-    linter = lint.Linter(lint.embedded_contract(), recorded, {"meminfo": set(), "vmstat": set()})
+    linter = lint.Linter(lint.load_docs_contract(), recorded, {"meminfo": set(), "vmstat": set()})
     for path in sorted(glob.glob(os.path.join(REPO, "dashboards", "*.json"))):
         linter.lint_dashboard(path)
     for path in rules:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""iodriftctl's operator-facing messages (issue 14 item 4).
+"""iodriftctl's operator-facing messages.
 
   * `iodriftctl --version` (and -V) prints the version, exit 0.
   * No bus: with the system bus pointed at a socket that does not exist, `iodriftctl list` exits

@@ -37,11 +37,11 @@ import time
 from iodrift_test import dbus, prom
 from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon, ctl_binary, scrape
-from iodrift_test.skip import fail, need_tools, skip
+from iodrift_test.skip import fail, need_tools, skip_guaranteed
 from iodrift_test.wait import wait_for
 
 if os.geteuid() != 0:
-    skip("needs root (creates the iodrift user, runs the daemon and callers as others)")
+    skip_guaranteed("needs root (creates the iodrift user, runs the daemon and callers as others)")
 need_tools("dbus-daemon", "busctl", "setpriv", "useradd", "userdel", "getent")
 
 SOURCE = os.environ["IODRIFT_SOURCE_DIR"]

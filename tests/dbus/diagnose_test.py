@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""D-Bus Diagnose / `iodriftctl diagnose` plumbing on a private bus (issue 15 item 3), without
+"""D-Bus Diagnose / `iodriftctl diagnose` plumbing on a private bus, without
 needing a slowdown: off by default (Failed, naming the key), UnknownProbe (exit 2), no baseline
 yet (Failed), then — after a reload that turns it on and a `memory` probe every 1 s has formed
 its baseline — a real experiment: the answer's first line, figures (ratio.control, recovered,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""iodriftd and a bus that goes away, and a bus name already taken (issue 16, "Smaller").
+"""iodriftd and a bus that goes away, and a bus name already taken.
 
 1. The daemon is given the bus address exactly as dbus-daemon prints it (with `guid=`). A
    second daemon on the same bus cannot own org.iodrift.Monitor1 and must say the name is

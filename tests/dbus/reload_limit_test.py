@@ -22,10 +22,10 @@ import time
 from iodrift_test import dbus
 from iodrift_test.daemon import Daemon
 from iodrift_test.dbus import IFACE, NAME, PATH
-from iodrift_test.skip import fail, need_tools, skip
+from iodrift_test.skip import fail, need_tools, skip_guaranteed
 
 if os.geteuid() != 0:
-    skip("needs root (calls as nobody in group iodrift)")
+    skip_guaranteed("needs root (calls as nobody in group iodrift)")
 need_tools("dbus-daemon", "busctl", "gdbus", "setpriv", "groupadd", "groupdel", "getent")
 
 POLICY = os.path.join(os.environ["IODRIFT_SOURCE_DIR"], "systemd/org.iodrift.Monitor1.conf")

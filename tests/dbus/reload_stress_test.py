@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reload stress (issue 13): a removed probe never comes back.
+"""Reload stress: a removed probe never comes back.
 
 300 reloads over D-Bus (Reload returns when the new config is applied) alternately add and
 remove the probe `gone` while `keep` and `gone` run every 100 ms and a client thread scrapes

@@ -23,15 +23,15 @@ import time
 from iodrift_test import dbus
 from iodrift_test.daemon import Daemon
 from iodrift_test.dbus import IFACE, NAME, PATH
-from iodrift_test.skip import fail, need_tools, skip
+from iodrift_test.skip import fail, need_tools, skip_guaranteed
 
 
 if os.geteuid() != 0:
-    skip("needs root (creates the iodrift user, runs the daemon and callers as others)")
+    skip_guaranteed("needs root (creates the iodrift user, runs the daemon and callers as others)")
 need_tools("dbus-daemon", "busctl", "gdbus", "setpriv", "useradd", "userdel", "getent")
 SYSTEM_CONF = "/usr/share/dbus-1/system.conf"
 if not os.path.exists(SYSTEM_CONF):
-    skip(f"{SYSTEM_CONF} is missing (package dbus)")
+    skip_guaranteed(f"{SYSTEM_CONF} is missing (package dbus)")
 
 SOURCE = os.environ["IODRIFT_SOURCE_DIR"]
 POLICY = os.path.join(SOURCE, "systemd/org.iodrift.Monitor1.conf")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Arrays and their members (issue 18 item 2), probing end to end. This kernel has no md or dm,
+"""Arrays and their members, probing end to end. This kernel has no md or dm,
 so loop devices stand in: a sysfs tree built here (config key `sys_root`) says that loop
 device A is an array whose slaves are loop devices B and C, as /sys/block/md0/slaves/ would.
 

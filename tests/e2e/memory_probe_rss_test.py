@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17 item 2: a memory probe run raises iodriftd's peak RSS by at most 16 MiB, and gives the
+"""A memory probe run raises iodriftd's peak RSS by at most 16 MiB, and gives the
 memory back afterwards.
 
 The daemon runs a `memory` probe (default size) every 4 s. Right after a run has finished, the

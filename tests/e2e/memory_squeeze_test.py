@@ -43,7 +43,7 @@ from iodrift_test import prom
 from iodrift_test.cgroup import Cgroup
 from iodrift_test.config import write_temp_config
 from iodrift_test.daemon import Daemon, scrape
-from iodrift_test.skip import fail, need_tools, require_root, skip
+from iodrift_test.skip import fail, need_tools, require_root, skip, skip_guaranteed
 from iodrift_test.wait import wait_for
 
 
@@ -102,7 +102,7 @@ def main():
         res = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", image],
                              capture_output=True, text=True, timeout=30)
         if res.returncode != 0:
-            skip(f"losetup: {res.stderr.strip()}")
+            skip_guaranteed(f"losetup: {res.stderr.strip()}")
         loop = res.stdout.strip()
         config = write_temp_config([
             {"name": "sq-buffered", "kind": "buffered", "target": loop, "interval": "2s",

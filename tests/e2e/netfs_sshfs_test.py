@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Network filesystems (issue 18 item 3), end to end on a real one: sshfs over loopback to a
+"""Network filesystems, end to end on a real one: sshfs over loopback to a
 private sshd on 127.0.0.1 (iodrift_test.sshfs).
 
 Part 1, server up: probes on the sshfs directory with no size/timeout/files configured

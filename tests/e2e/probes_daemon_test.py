@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The scheduled daemon runs one probe of each kind on a directory and exports them.
 
-Checks the probe families of ../shared/DESIGN.md with their labels, that the figures agree with
+Checks the probe families of docs/metrics.md with their labels, that the figures agree with
 each other (throughput ≈ bytes / time; histogram count = ops), that the context equals a plausible
 meminfo snapshot, that `promtool check metrics` still parses the output, and that `--once --json`
 gives all six kinds with the contract's fields.

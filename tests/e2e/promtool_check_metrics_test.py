@@ -3,7 +3,7 @@
 
 The exposition must parse, and promtool's lint must find nothing — except its two *style* rules
 (camelCase, "abbreviated units") on families whose names are the kernel's own field names, which
-../shared/DESIGN.md fixes on purpose (`iodrift_meminfo_MemTotal_bytes`, as node_exporter's
+docs/metrics.md fixes on purpose (`iodrift_meminfo_MemTotal_bytes`, as node_exporter's
 `node_memory_MemTotal_bytes`; `iodrift_vmstat_nr_sec_page_table_pages`). Any other finding, or
 those findings on any other family, fails the test.
 """
@@ -13,12 +13,12 @@ import shutil
 import subprocess
 
 from iodrift_test.daemon import Daemon
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 
 
 promtool = shutil.which("promtool")
 if not promtool:
-    skip("promtool not installed (Debian package prometheus)")
+    skip_guaranteed("promtool not installed (Debian package prometheus)")
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
 config = os.path.join(source, "tests/e2e/no-probes.yaml")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`readers: [1, 2, 4]` on a real loop device: every step runs, the readers read disjoint regions,
-and the readers metrics appear (issue 18 item 1).
+and the readers metrics appear.
 
 Disjoint regions, from the device's own counter (/sys/block/loopN/stat, sectors read), one probe
 per `--once` run:

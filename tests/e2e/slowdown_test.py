@@ -28,8 +28,9 @@ Phases:
      buffered 0.65). The verdicts and diagnose's answers are what iodrift is held to.
 
 The idle-free-memory slowdown this test once tried to make (free memory handed back to the
-hypervisor by free page reporting, docs/probes.md) does not reproduce on the CI's VM: the test
-skipped with buffered runs 1.8-7x faster than their baseline on every run. docs/causes.md
+hypervisor by free page reporting; docs/probes.md, "Why buffered next to direct") does not
+reproduce on the CI's VM: the test skipped with buffered runs 1.8-7x faster than their baseline
+on every run. docs/causes.md
 ("Page allocation after idle free memory") has the figures; no diagnose memory step has a
 reproducible slowdown to recover here, so "recovered" is checked by tests/analysis and
 dbus.diagnose only.

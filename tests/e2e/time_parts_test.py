@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where each run's time went (issue 15 item 1), on every probe kind, with a real device.
+"""Where each run's time went, on every probe kind, with a real device.
 
 `iodriftd --once --json` runs one probe of each kind on a loop device (raw, and ext4 on a second
 one for file/directory kinds) and:

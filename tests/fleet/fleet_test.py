@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fleet on a real distributed store (issue 17 item 4).
+"""A fleet on a real distributed store.
 
 N iodriftd instances (default 20) on 127.0.0.1:0, each with its own --proc-root (a copy of
 tests/fixtures/proc/local-6.18 with its own uptime, free memory, slab size and free-page spread, so
@@ -54,7 +54,7 @@ import urllib.request
 
 from iodrift_test.daemon import binary
 from iodrift_test.net import free_port, wait_ready
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 
 REPO = os.environ.get("IODRIFT_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -610,7 +610,7 @@ def main():
     binary()
     for path, pkg in ((PROMETHEUS, "prometheus"), (VICTORIA, "victoria-metrics")):
         if not os.access(path, os.X_OK):
-            skip("%s not installed (Debian package '%s')" % (path, pkg))
+            skip_guaranteed("%s not installed (Debian package '%s')" % (path, pkg))
     tmp = tempfile.mkdtemp(prefix="iodrift-fleet-")
     procs = Procs()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # run the clean-up below

@@ -29,7 +29,7 @@ import time
 
 import fleet_test as fleet  # Procs, api, server_ready, wait_until, tail, PROMETHEUS
 from iodrift_test.net import free_port, serve_metrics
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 
 N = 50
 OUTLIERS = (7, 23, 41)
@@ -101,7 +101,7 @@ def alerts(base):
 
 def main():
     if not os.access(fleet.PROMETHEUS, os.X_OK):
-        skip("%s not installed (Debian package 'prometheus')" % fleet.PROMETHEUS)
+        skip_guaranteed("%s not installed (Debian package 'prometheus')" % fleet.PROMETHEUS)
     tmp = tempfile.mkdtemp(prefix="iodrift-siblings-")
     procs = fleet.Procs()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # run the clean-up below

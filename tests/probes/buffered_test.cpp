@@ -8,6 +8,7 @@
 #include "collectors/probes/calibration.h"
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -125,7 +126,7 @@ TEST(BufferedProbe, ReportsPermissionDeniedForAnUnreadableFile) {
   if (geteuid() == 0) {
     // Drop to nobody in a child (the file is root's, mode 0600).
     auto run = testing::RunInPrivateMountNamespace(body);
-    if (!run.skip_reason.empty()) GTEST_SKIP() << run.skip_reason;
+    if (!run.skip_reason.empty()) IODRIFT_SKIP_GUARANTEED(run.skip_reason);
     v = run.values;
   } else {
     ASSERT_EQ(chmod(file.c_str(), 0), 0);

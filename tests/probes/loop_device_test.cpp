@@ -16,6 +16,7 @@
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -62,8 +63,8 @@ std::vector<std::uint64_t> BlockStat(const std::string& dev) {
 class LoopDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root (losetup, mount)";
-    if (Shell("command -v losetup").second != 0) GTEST_SKIP() << "losetup missing";
+    if (geteuid() != 0) IODRIFT_SKIP_GUARANTEED("needs root (losetup, mount)");
+    if (Shell("command -v losetup").second != 0) IODRIFT_SKIP_GUARANTEED("losetup missing");
   }
 
   void TearDown() override {
@@ -74,7 +75,7 @@ class LoopDeviceTest : public ::testing::Test {
   }
 
   // Attaches a loop device over a file of `bytes` random bytes (O_DIRECT backing, like the
-  // anchors in PROBES.md §5).
+  // figures in docs/benchmarks.md).
   void Attach(std::uint64_t bytes) {
     ASSERT_TRUE(testing::WriteRandomFile(dir_.path() / "backing", bytes));
     auto [out, rc] =
@@ -152,7 +153,8 @@ TEST_F(LoopDeviceTest, ProbesABlockDeviceReadOnly) {
 TEST_F(LoopDeviceTest, BufferedReallyReadsTheDeviceEvenWhenItsCacheWasWarm) {
   ASSERT_NO_FATAL_FAILURE(Attach(32 << 20));
   // Hold the device open and warm its first 16 MiB: without the probe's fadvise these reads
-  // would be cache hits (the cache survives while someone holds the device, PROBES.md §2).
+  // would be cache hits (the cache survives while someone holds the device, docs/probes.md "Kernel
+  // facts").
   auto holder = OpenReadOnly(device_);
   ASSERT_TRUE(holder);
   std::string buf(1 << 20, '\0');

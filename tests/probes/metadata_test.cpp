@@ -8,6 +8,7 @@
 
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -105,7 +106,7 @@ TEST(MetadataProbe, FailsOnENOSPCWithoutLeavingPartialFiles) {
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });
-  if (!run.skip_reason.empty()) GTEST_SKIP() << run.skip_reason;
+  if (!run.skip_reason.empty()) IODRIFT_SKIP_GUARANTEED(run.skip_reason);
   ASSERT_EQ(run.values["mount"], "");
   EXPECT_EQ(run.values["outcome"], "error");
   EXPECT_NE(run.values["error"].find("no space left"), std::string::npos) << run.values["error"];
@@ -128,7 +129,7 @@ TEST(MetadataProbe, FailsOnAReadOnlyFilesystem) {
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });
-  if (!run.skip_reason.empty()) GTEST_SKIP() << run.skip_reason;
+  if (!run.skip_reason.empty()) IODRIFT_SKIP_GUARANTEED(run.skip_reason);
   ASSERT_EQ(run.values["mount"], "");
   EXPECT_EQ(run.values["outcome"], "error");
   EXPECT_NE(run.values["error"].find("read-only file system"), std::string::npos)

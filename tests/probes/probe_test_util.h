@@ -74,6 +74,22 @@ inline bool WriteRandomFile(const std::filesystem::path& path, std::uint64_t byt
 // A run's suspects without those that describe the machine (kMachineStateSuspects: io or memory
 // pressure from other work, low free memory): what a test of the probe's own checks asserts, so
 // that it holds on a busy machine.
+// Whether the machine lets `path` be read with O_DIRECT: an open with O_DIRECT and one aligned
+// 4 KiB read, done here without the probe code, so a test can check the probe's `supported`
+// answer against the machine instead of trusting it.
+inline bool MachineReadsWithODirect(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return false;
+  void* buffer = nullptr;
+  bool ok = false;
+  if (::posix_memalign(&buffer, 4096, 4096) == 0) {
+    ok = ::pread(fd, buffer, 4096, 0) >= 0;
+    std::free(buffer);
+  }
+  ::close(fd);
+  return ok;
+}
+
 inline std::vector<std::string> OwnSuspects(const std::vector<std::string>& suspects) {
   std::vector<std::string> own;
   for (const auto& s : suspects) {

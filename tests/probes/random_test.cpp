@@ -7,6 +7,7 @@
 
 #include "collectors/probes/io_util.h"
 #include "collectors/probes/runner.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -88,7 +89,7 @@ TEST(RandomProbe, IsUnsupportedWhereNeitherODirectNorTheDropWorks) {
     umount2(dir.path().c_str(), MNT_DETACH);
     return m;
   });
-  if (!run.skip_reason.empty()) GTEST_SKIP() << run.skip_reason;
+  if (!run.skip_reason.empty()) IODRIFT_SKIP_GUARANTEED(run.skip_reason);
   ASSERT_EQ(run.values["mount"], "");
   EXPECT_EQ(run.values["outcome"], "skipped") << run.values["error"];
   EXPECT_EQ(run.values["supported"], "0");

@@ -19,6 +19,7 @@
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
 #include "collectors/proc/task_io.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -150,7 +151,7 @@ std::map<std::string, std::string> RunAsNobody(const ProbeSpec& spec) {
 class AsServiceUser : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root (a root-owned file, then setresuid)";
+    if (geteuid() != 0) IODRIFT_SKIP_GUARANTEED("needs root (a root-owned file, then setresuid)");
     if (!file_.skip.empty()) GTEST_SKIP() << file_.skip;
     ASSERT_EQ(chmod(file_.dir.path().c_str(), 0755), 0);
     ASSERT_EQ(chmod(file_.path.c_str(), 0644), 0);
@@ -219,7 +220,7 @@ TEST_F(AsServiceUser, CachedRunIsVerifiedWithReadBytesAsTheWitness) {
 }
 
 TEST(ResidencyWitness, RootKeepsTheResidencyWitness) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (owner or CAP_FOWNER)";
+  if (geteuid() != 0) IODRIFT_SKIP_GUARANTEED("needs root (owner or CAP_FOWNER)");
   BlockBackedFile f(4 << 20);
   if (!f.skip.empty()) GTEST_SKIP() << f.skip;
   auto spec = testing::MakeSpec("b", ProbeKind::kBuffered, f.path, 4 << 20);

@@ -19,6 +19,7 @@
 
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -82,7 +83,7 @@ class ShrinkOnNthRead {
 };
 
 TEST(TargetChange, EveryKindThatReadsAFileFailsWhenItShrinksMidRun) {
-  if (geteuid() != 0) GTEST_SKIP() << "fanotify permission events need root";
+  if (geteuid() != 0) IODRIFT_SKIP_GUARANTEED("fanotify permission events need root");
   for (ProbeKind kind :
        {ProbeKind::kRandom, ProbeKind::kBuffered, ProbeKind::kDirect, ProbeKind::kCached}) {
     for (bool readers : {false, true}) {

@@ -27,16 +27,14 @@ import time
 
 from iodrift_test import fuse, prom
 from iodrift_test.daemon import Daemon
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 from iodrift_test.wait import wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-reason = fuse.requirements()
-if reason:
-    skip(reason)
+fuse.need_faultfs()
 if shutil.which("mount") is None or shutil.which("umount") is None:
-    skip("mount/umount not installed")
+    skip_guaranteed("mount/umount not installed")
 
 source = os.environ["IODRIFT_SOURCE_DIR"]
 fixture = os.path.join(source, "tests/fixtures/proc/local-6.18")

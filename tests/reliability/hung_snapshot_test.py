@@ -22,12 +22,10 @@ import time
 from iodrift_test import fuse
 from iodrift_test.daemon import Daemon
 from iodrift_test.dbus import IFACE, NAME, PATH, Bus, busctl, wait_for_service
-from iodrift_test.skip import fail, need_tools, skip
+from iodrift_test.skip import fail, need_tools
 from iodrift_test.wait import wait_for
 
-reason = fuse.requirements()
-if reason:
-    skip(reason)
+fuse.need_faultfs()
 need_tools("dbus-daemon", "busctl", "mount", "umount")
 
 source = os.environ["IODRIFT_SOURCE_DIR"]

@@ -27,14 +27,12 @@ import tempfile
 
 from iodrift_test import fuse, prom
 from iodrift_test.daemon import Daemon, scrape
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 from iodrift_test.wait import wait_for
 
-reason = fuse.requirements()
-if reason:
-    skip(reason)
+fuse.need_faultfs()
 if shutil.which("mount") is None or shutil.which("umount") is None:
-    skip("mount/umount not installed")
+    skip_guaranteed("mount/umount not installed")
 
 RELOADS = int(os.environ.get("RELOADS", "200"))
 COLLECTOR_TIMEOUT_S = 4.0  # daemon/collector_runner.h kDefaultCollectorTimeout

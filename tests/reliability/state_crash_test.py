@@ -4,7 +4,7 @@
 iodriftd with three fast probes (cached on a regular file, every 300 ms) is started and
 SIGKILLed 25 times at random moments: most lives last 0–80 ms or 0–1.5 s (the daemon rewrites
 <state_dir>/baselines at every start, so kills land before, during and after that write),
-every fifth lasts 10.5–13 s after its probes have baselines (past ResultStore's 10 s save
+every fifth lasts 10.5–13 s after its probes have baselines (past ProbeStates' 10 s save
 interval, so baselines formed by the runs are saved while the daemon works). After every kill the next start must load the
 file — its "baselines: state_file=… probes=N" line, no "is unreadable" line, no
 baselines.corrupt-* file — and N never goes down (a kill never loses saved state). A

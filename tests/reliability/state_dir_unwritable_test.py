@@ -39,7 +39,7 @@ from iodrift_test.wait import wait_for
 need_root("mkfs.ext4")
 PROBE = "hot"
 AUTO = "auto"  # size: auto, calibrated on its first run
-SAVE_INTERVAL = 10  # ResultStore's kDefaultMinSaveInterval
+SAVE_INTERVAL = 10  # ProbeStates' kDefaultMinSaveInterval (probe_states.h)
 STATE_PROBLEM = "state dir not writable ("
 
 

@@ -1,4 +1,4 @@
-// Hostile targets and state files (issue 16): no file touched outside iodrift's own, no wrong
+// Hostile targets and state files: no file touched outside iodrift's own, no wrong
 // figure, no hang, no lost history. Each test plays the attacker or the accident of one class:
 //   * a metadata probe dir swapped for a symlink by an unprivileged user, racing the probe;
 //   * symlinks and FIFOs planted where the daemon writes or reads its state (baselines,
@@ -33,6 +33,7 @@
 #include "collectors/probes/metadata.h"
 #include "collectors/probes/runner.h"
 #include "collectors/probes/target.h"
+#include "tests/lib/ci_guarantee.h"
 #include "tests/probes/probe_test_util.h"
 
 namespace iodrift::probes {
@@ -70,7 +71,8 @@ void WriteText(const fs::path& p, const std::string& text) {
 // --- 1. metadata probe: a swapped directory never redirects a create or delete -------------
 
 TEST(MetadataSecurity, UnprivilegedSymlinkSwapRaceNeverDeletesElsewhere) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (the daemon) and setresuid (the attacker)";
+  if (geteuid() != 0)
+    IODRIFT_SKIP_GUARANTEED("needs root (the daemon) and setresuid (the attacker)");
   TempDir top;
   ASSERT_EQ(chmod(top.path().c_str(), 0755), 0);
   const fs::path shared = top.path() / "shared";  // a /tmp-like sticky 1777 directory
@@ -246,7 +248,8 @@ TEST(StateFileSecurity, OversizedBaselinesIsSetAsideNotOverwritten) {
 }
 
 TEST(StateFileSecurity, UnreadableBaselinesOfAnotherUserIsKept) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (a root-owned 0600 file, the daemon as nobody)";
+  if (geteuid() != 0)
+    IODRIFT_SKIP_GUARANTEED("needs root (a root-owned 0600 file, the daemon as nobody)");
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
   const fs::path state = dir.path() / "state";
@@ -371,12 +374,12 @@ TEST(TargetSecurity, ReplacedRegularFileStartsANewBaseline) {
 }
 
 TEST(TargetSecurity, FileReplacedByBlockDeviceIsAnError) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (losetup, mknod)";
-  if (Shell("command -v losetup").second != 0) GTEST_SKIP() << "losetup missing";
+  if (geteuid() != 0) IODRIFT_SKIP_GUARANTEED("needs root (losetup, mknod)");
+  if (Shell("command -v losetup").second != 0) IODRIFT_SKIP_GUARANTEED("losetup missing");
   TempDir dir;
   ASSERT_TRUE(WriteRandomFile(dir.path() / "backing", 8 << 20));
   auto [device, rc] = Shell("losetup -f --show " + (dir.path() / "backing").string());
-  if (rc != 0) GTEST_SKIP() << "losetup failed: " << device;
+  if (rc != 0) IODRIFT_SKIP_GUARANTEED("losetup failed: " << device);
   struct stat dst {};
   ASSERT_EQ(stat(device.c_str(), &dst), 0);
   const fs::path target = dir.path() / "data";
@@ -448,9 +451,9 @@ TEST(TargetSecurity, FreeSpaceReserveIsFivePercentOrOneGiB) {
 }
 
 TEST(TargetSecurity, NearlyFullFilesystemGetsNoProbeFile) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (losetup, mount)";
+  if (geteuid() != 0) IODRIFT_SKIP_GUARANTEED("needs root (losetup, mount)");
   if (Shell("command -v losetup && command -v mkfs.ext4").second != 0) {
-    GTEST_SKIP() << "losetup or mkfs.ext4 missing";
+    IODRIFT_SKIP_GUARANTEED("losetup or mkfs.ext4 missing");
   }
   TempDir dir;
   const fs::path image = dir.path() / "image";
@@ -458,7 +461,7 @@ TEST(TargetSecurity, NearlyFullFilesystemGetsNoProbeFile) {
   ASSERT_EQ(truncate(image.c_str(), 96 << 20), 0);
   ASSERT_EQ(Shell("mkfs.ext4 -q -F -m 0 " + image.string()).second, 0);
   auto [device, rc] = Shell("losetup -f --show " + image.string());
-  if (rc != 0) GTEST_SKIP() << "losetup failed: " << device;
+  if (rc != 0) IODRIFT_SKIP_GUARANTEED("losetup failed: " << device);
   const fs::path mnt = dir.path() / "mnt";
   fs::create_directory(mnt);
   ASSERT_EQ(mount(device.c_str(), mnt.c_str(), "ext4", 0, nullptr), 0) << strerror(errno);

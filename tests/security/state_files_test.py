@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile state files against a real iodriftd (issue 16): the daemon starts, serves and stops
+"""Hostile state files against a real iodriftd: the daemon starts, serves and stops
 normally, reads nothing through them and never replaces what it could not read.
 
   * `<state_dir>/baselines` is a FIFO (main at 927b38c never served and ignored SIGTERM): the

@@ -28,12 +28,12 @@ import zlib
 from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon
 from iodrift_test.devices import Scratch, need_root
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 
 CHROMIUM = "/usr/bin/chromium"
 need_root("mkfs.ext4")
 if not os.access(CHROMIUM, os.X_OK):
-    skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    skip_guaranteed(f"{CHROMIUM} not installed (apt-get install chromium)")
 
 MIN_RUNS = int(os.environ.get("IODRIFT_STATUS_MIN_RUNS", "4"))  # more: a fuller screenshot
 

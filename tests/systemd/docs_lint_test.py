@@ -2,7 +2,7 @@
 """The docs set holds together: README.md is a short front page that links every docs/*.md, every
 relative link in README.md and docs/*.md reaches an existing file (and heading anchor), every
 alert's runbook_url names an existing heading, and no product doc names an internal work item
-("issue 12", "item 3").
+(an issue number, an "item N" of one).
 
 Product docs: README.md, docs/*.md, systemd/README.md, dashboards/README.md, tests/bench/README.md,
 tests/lib/README.md, the man pages (systemd/*.8, systemd/*.1), config/iodrift.yaml, the dashboards

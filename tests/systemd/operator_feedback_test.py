@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Operator feedback (issue 14 item 3), with the real iodriftd.
+"""Operator feedback, with the real iodriftd.
 
 1. `--check-config`: probes on a missing block device and a missing directory are one
    `warning:` line each on stderr, exit 0; `--strict` makes them exit 78; a config whose targets

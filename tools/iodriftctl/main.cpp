@@ -1,5 +1,5 @@
 // iodriftctl: the command-line client of iodriftd's D-Bus API (org.iodrift.Monitor1; see
-// daemon/dbus/org.iodrift.Monitor1.xml and ../shared/DESIGN.md "D-Bus").
+// daemon/dbus/org.iodrift.Monitor1.xml and docs/dbus.md).
 //
 //   iodriftctl [--bus system|session|ADDRESS] COMMAND [ARGS]
 //   iodriftctl --version | --help

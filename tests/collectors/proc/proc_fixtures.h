@@ -1,5 +1,6 @@
-// Paths of the /proc fixture trees used by the parser tests (tests/fixtures/proc/<tag>/, see the
-// SOURCE.md of each) and of the optional third-party samples outside the project.
+// Paths of the /proc fixture trees used by the parser tests: the project's own captures
+// (tests/fixtures/proc/<tag>/, see the SOURCE.md of each) and the real-world samples of other
+// projects and kernels (tests/fixtures/proc-samples/<tree>/proc, see its README.md).
 #pragma once
 
 #include <filesystem>
@@ -29,11 +30,10 @@ inline ProcRoot MissingRoot() {
   return ProcRoot(std::filesystem::path(IODRIFT_TEST_FIXTURES) / "proc" / "does-not-exist");
 }
 
-// /work/shared/fixtures/proc-samples/<tree>/proc (third-party data, never copied into the
-// project); tests using it GTEST_SKIP() when it is absent.
-inline std::filesystem::path SharedSamples() { return IODRIFT_SHARED_FIXTURES; }
-inline ProcRoot SharedRoot(const std::string& tree) {
-  return ProcRoot(SharedSamples() / tree / "proc");
+// tests/fixtures/proc-samples/<tree>/proc: procfs and node_exporter test data (Apache-2.0) and a
+// second capture of the development machine (README.md there names each source).
+inline ProcRoot SampleRoot(const std::string& tree) {
+  return ProcRoot(std::filesystem::path(IODRIFT_TEST_FIXTURES) / "proc-samples" / tree / "proc");
 }
 
 // Writes `files` (path relative to the root, content) under a fresh directory in the gtest temp

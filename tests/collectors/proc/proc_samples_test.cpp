@@ -1,9 +1,8 @@
-// Runs every /proc reader over the third-party sample trees in
-// ../shared/fixtures/proc-samples/<tree>/proc (see its README.md; never copied into the project).
+// Runs every /proc reader over the real-world sample trees in
+// tests/fixtures/proc-samples/<tree>/proc (see its README.md for where each file came from).
 // Each quirk listed there is asserted here: no trailing newline, a 131,962-character intr line,
 // an old-kernel vmstat, a cpu pressure file without "full", an irq file with only "full", cache
 // names with ':' and '/', a cache name wider than its column, missing files.
-// Skipped when the samples directory is not present (e.g. on CI runners).
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,13 +23,6 @@
 namespace iodrift::proc {
 namespace {
 
-#define SKIP_WITHOUT_SAMPLES()                                                      \
-  do {                                                                              \
-    if (!std::filesystem::is_directory(testing::SharedSamples())) {                 \
-      GTEST_SKIP() << "no shared samples at " << testing::SharedSamples().string(); \
-    }                                                                               \
-  } while (0)
-
 const SlabCache* FindCache(const Slabinfo& s, std::string_view name) {
   for (const SlabCache& c : s.caches) {
     if (c.name == name) return &c;
@@ -41,7 +33,7 @@ const SlabCache* FindCache(const Slabinfo& s, std::string_view name) {
 // Every file a tree has must parse cleanly; every file it lacks must fail with ENOENT.
 void ExpectTreeReadsCleanly(const std::string& tree) {
   SCOPED_TRACE(tree);
-  ProcRoot root = testing::SharedRoot(tree);
+  ProcRoot root = testing::SampleRoot(tree);
   auto exists = [&root](std::string_view relative) {
     return std::filesystem::exists(root.Path(relative));
   };
@@ -101,13 +93,11 @@ void ExpectTreeReadsCleanly(const std::string& tree) {
 }
 
 TEST(ReadProcSamples, EveryTreeReadsCleanly) {
-  SKIP_WITHOUT_SAMPLES();
   for (const char* tree : {"procfs", "node_exporter", "local-6.18"}) ExpectTreeReadsCleanly(tree);
 }
 
 TEST(ReadProcSamples, ProcfsHandEditedMix) {
-  SKIP_WITHOUT_SAMPLES();
-  ProcRoot root = testing::SharedRoot("procfs");
+  ProcRoot root = testing::SampleRoot("procfs");
 
   Expected<Meminfo> m = ReadMeminfo(root);
   ASSERT_TRUE(m.has_value());
@@ -151,8 +141,7 @@ TEST(ReadProcSamples, ProcfsHandEditedMix) {
 }
 
 TEST(ReadProcSamples, NodeExporterOldKernelFiles) {
-  SKIP_WITHOUT_SAMPLES();
-  ProcRoot root = testing::SharedRoot("node_exporter");
+  ProcRoot root = testing::SampleRoot("node_exporter");
 
   // pressure/irq: only "full", no trailing newline.
   Expected<Pressure> irq = ReadPressure(root, "irq");
@@ -190,8 +179,7 @@ TEST(ReadProcSamples, NodeExporterOldKernelFiles) {
 }
 
 TEST(ReadProcSamples, LocalCaptureFromAnotherBoot) {
-  SKIP_WITHOUT_SAMPLES();
-  ProcRoot root = testing::SharedRoot("local-6.18");
+  ProcRoot root = testing::SampleRoot("local-6.18");
   Expected<DentryState> d = ReadDentryState(root);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->total, 37154u);

@@ -1,4 +1,4 @@
-// The vmstat collector's default field set (issue 14 item 5): lean beside node_exporter, yet every
+// The vmstat collector's default field set: lean beside node_exporter, yet every
 // field the shipped rules and the probes' memory context read is in it; `all` and a custom regex
 // still work.
 #include <filesystem>

@@ -12,17 +12,17 @@ import shutil
 import subprocess
 import tempfile
 
-from iodrift_test.skip import fail, skip
+from iodrift_test.skip import fail, skip_guaranteed
 
 
 def need_root(*tools):
     """Skips (77) unless root and losetup, mount, umount and every tool in `tools` are
     installed."""
     if os.geteuid() != 0:
-        skip("needs root for loop devices and mounts")
+        skip_guaranteed("needs root for loop devices and mounts")
     for tool in ("losetup", "mount", "umount") + tools:
         if shutil.which(tool) is None:
-            skip(f"{tool} is not installed")
+            skip_guaranteed(f"{tool} is not installed")
 
 
 def sh(*cmd, check=True):

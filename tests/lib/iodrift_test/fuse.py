@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import time
 
-from iodrift_test.skip import skip
+from iodrift_test.skip import skip_guaranteed
 
 FUSECTL = "/sys/fs/fuse/connections"
 
@@ -58,7 +58,7 @@ def need_faultfs():
     """Skips (77) with requirements()' reason unless faultfs can run here."""
     reason = requirements()
     if reason:
-        skip(reason)
+        skip_guaranteed(reason)
 
 
 def _mountinfo():

@@ -1,4 +1,4 @@
-"""Machine states that slow reads down, for the slowdown bench and e2e test (issue 15 item 4).
+"""Machine states that slow reads down, for the slowdown bench and e2e test.
 
     with ReadThrottle(loop_dev, 40 << 20) as t:   # block cgroup read limit on the device
         t.add(pid)

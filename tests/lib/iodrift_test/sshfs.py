@@ -20,20 +20,20 @@ import time
 
 from iodrift_test import fuse
 from iodrift_test.net import free_port
-from iodrift_test.skip import skip
+from iodrift_test.skip import skip_guaranteed
 
 
 def need_sshfs():
     """Skips (77) unless root with /dev/fuse, sshfs, sshd, ssh and ssh-keygen."""
     if os.geteuid() != 0:
-        skip("needs root (private sshd, FUSE mount, fusectl abort)")
+        skip_guaranteed("needs root (private sshd, FUSE mount, fusectl abort)")
     if not os.path.exists("/dev/fuse"):
-        skip("no /dev/fuse")
+        skip_guaranteed("no /dev/fuse")
     for tool in ("sshfs", "ssh", "ssh-keygen"):
         if shutil.which(tool) is None:
-            skip(f"{tool} is not installed (Debian: sshfs, openssh-client)")
+            skip_guaranteed(f"{tool} is not installed (Debian: sshfs, openssh-client)")
     if sshd_binary() is None:
-        skip("sshd is not installed (Debian: openssh-server)")
+        skip_guaranteed("sshd is not installed (Debian: openssh-server)")
 
 
 def sshd_binary():

@@ -1,5 +1,5 @@
 """A sysfs tree (daemon config key `sys_root`) that makes a loop device an md array whose slaves
-are other loop devices: this kernel has no md or dm, so loop devices stand in (issue 18).
+are other loop devices: this kernel has no md or dm, so loop devices stand in.
 
     tree = build_array_tree(s.path("sys"), array_dev, ["loop5", "loop6"])
     # config: sys_root: <tree>
