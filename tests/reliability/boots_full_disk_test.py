@@ -17,14 +17,13 @@ The state dir is a 2 MiB ext4 on a loop device; boots are faked with a fixture p
 
 Needs root (losetup, mkfs.ext4, mount); exits 77 otherwise.
 """
-import errno
 import json
 import os
 import uuid
 
 from iodrift_test import prom
 from iodrift_test.daemon import Daemon, scrape
-from iodrift_test.devices import Scratch, need_root, sha256_file
+from iodrift_test.devices import Scratch, fill_filesystem, need_root, sha256_file
 from iodrift_test.fake_boots import FakeBoots
 from iodrift_test.skip import fail
 from iodrift_test.wait import wait_for
@@ -53,18 +52,6 @@ def counted(d, want):
                     detail=lambda: f"{hot_boots(d)}\n{d.stderr()[-2000:]}")
 
 
-def fill(mnt):
-    with open(os.path.join(mnt, "filler"), "wb", buffering=0) as f:
-        for chunk in (65536, 4096, 512, 1):  # down to the last byte of the last block
-            try:
-                while True:
-                    f.write(b"\x5a" * chunk)
-            except OSError as e:
-                if e.errno != errno.ENOSPC:
-                    raise
-    os.sync()
-
-
 def past(boot):
     return {k: boot[k] for k in KEPT}
 
@@ -90,7 +77,7 @@ with Scratch("bootsfull") as work:
             fail("boot A: the baselines file does not name boot A after the daemon stopped")
 
     # 2. Boot B on a full filesystem: saves fail, nothing on disk changes, A is still listed.
-    fill(fake.state)
+    fill_filesystem(fake.state)
     print(f"full: {os.statvfs(fake.state).f_bavail} free blocks")
     digest = sha256_file(baselines)
     fake.set_boot_id(B)

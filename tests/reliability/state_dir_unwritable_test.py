@@ -22,7 +22,6 @@ repeated, clear signal until it clears.
 The probes are `cached` with an explicit size and `buffered` with `size: auto` on regular
 files. Needs root (losetup, mkfs.ext4, mount); exits 77 otherwise.
 """
-import errno
 import json
 import os
 import socket
@@ -31,7 +30,7 @@ import time
 from iodrift_test import prom, suspects
 from iodrift_test.config import write_config
 from iodrift_test.daemon import Daemon, scrape
-from iodrift_test.devices import Scratch, need_root, sh
+from iodrift_test.devices import Scratch, fill_filesystem, need_root, sh
 from iodrift_test.skip import fail, skip
 from iodrift_test.wait import wait_for
 
@@ -204,15 +203,7 @@ with Scratch("statedir") as work:
     # A full filesystem.
     dev = work.loop(2 << 20, "full", mkfs_args=("-b", "1024", "-m", "0"))
     full = work.mount(dev, "state-full")
-    with open(os.path.join(full, "filler"), "wb", buffering=0) as f:
-        for chunk in (65536, 4096, 512, 1):  # down to the last byte of the last block
-            try:
-                while True:
-                    f.write(b"\x5a" * chunk)
-            except OSError as e:
-                if e.errno != errno.ENOSPC:
-                    raise
-    os.sync()
+    fill_filesystem(full)
     print(f"full: {os.statvfs(full).f_bavail} free blocks")
     os.makedirs(os.path.join(full, "lost+found"), exist_ok=True)
     scenario(work, "full", full, "No space left on device", targets)

@@ -6,6 +6,7 @@ whole-tree checksums (to show that nothing was written where it must not be).
         dev = s.loop(64 << 20, "fs")          # ext4 on a 64 MiB loop device
         mnt = s.mount(dev, "mnt")
 """
+import errno
 import hashlib
 import os
 import shutil
@@ -97,6 +98,20 @@ class Scratch:
             subprocess.run(["losetup", "-d", dev], capture_output=True)
         self._mounts, self._loops = [], []
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def fill_filesystem(mnt, name="filler"):
+    """Fills the filesystem mounted at `mnt` to the last byte of its last block with the file
+    `name` (remove it to make room again), then syncs."""
+    with open(os.path.join(mnt, name), "wb", buffering=0) as f:
+        for chunk in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    f.write(b"\x5a" * chunk)
+            except OSError as e:
+                if e.errno != errno.ENOSPC:
+                    raise
+    os.sync()
 
 
 def sha256_file(path):
