@@ -570,17 +570,20 @@ TEST(Verdict, WithoutDelayAccountingDirectReadsAndTwin) {
 // case in stock mode (cgroup v1: no memory.events, so no memory.high branch), buffered run at
 // 10 % of baseline reading 3.00x the bytes it delivered; before, undetermined (run-queue wait
 // and kernel CPU grew too, nothing carried). The cgroup's memory stall (1.84 s/GiB) and the
-// re-read share of the off-CPU wait (2/3 of 1.69) carry 78 % of the added 3.83 s/GiB.
+// re-read share of the off-CPU wait (2/3 of 1.69) carry 78 % of the added 3.83 s/GiB. The run
+// and its baseline, before the delay-accounting figures are taken away:
+const Parts kSqueezeBase{
+    .kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0};
+const Parts kSqueezed{.kernel = 1.19,
+                      .wait = 1.69,
+                      .runqueue = 1.38,
+                      .cgroup_memory = 1.84,
+                      .psi_io = 0.85,
+                      .others = 0,
+                      .amplification = 3.0};
 TEST(Verdict, WithoutDelayAccountingReReadsUnderAMemoryCgroup) {
-  const Parts base =
-      NoDelayacct({.kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0});
-  Parts squeezed = NoDelayacct({.kernel = 1.19,
-                                .wait = 1.69,
-                                .runqueue = 1.38,
-                                .cgroup_memory = 1.84,
-                                .psi_io = 0.85,
-                                .others = 0,
-                                .amplification = 3.0});
+  const Parts base = NoDelayacct(kSqueezeBase);
+  const Parts squeezed = NoDelayacct(kSqueezed);
   Parts no_rereads = squeezed;  // the same stall, but every page read once
   no_rereads.amplification = 1.0;
   Parts no_stall = squeezed;  // read twice, but the cgroup did not stall on memory
@@ -606,16 +609,8 @@ TEST(Verdict, BlockIoWaitWithoutReclaimDelayReReadsUnderAMemoryCgroup) {
     r.blkio = blkio;
     return r;
   };
-  const Parts base = no_taskstats(
-      {.kernel = 0.182, .wait = 0.222, .runqueue = 0.0471, .psi_io = 0.2, .others = 0}, 0.2);
-  const Parts squeezed = no_taskstats({.kernel = 1.19,
-                                       .wait = 1.69,
-                                       .runqueue = 1.38,
-                                       .cgroup_memory = 1.84,
-                                       .psi_io = 0.85,
-                                       .others = 0,
-                                       .amplification = 3.0},
-                                      1.6);
+  const Parts base = no_taskstats(kSqueezeBase, 0.2);
+  const Parts squeezed = no_taskstats(kSqueezed, 1.6);
   Parts no_rereads = squeezed;
   no_rereads.amplification = 1.0;
   Check({
