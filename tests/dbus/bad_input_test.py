@@ -17,7 +17,8 @@ one the daemon must still be running, answer ListProbes and serve /metrics:
                                                           (or InvalidArgs, sd-bus's spelling)
 
 Finally a valid RunProbe still succeeds and the daemon exits 0 on SIGTERM. No probe may run
-for a rejected call (iodrift_probe_runs_total stays where the valid calls put it).
+for a rejected call: the scheduler's first runs (2 and 3 s after start, then hourly) are awaited
+before the first bad call, and iodrift_probe_runs_total must not move from there.
 """
 import os
 import shutil
@@ -28,6 +29,7 @@ from iodrift_test import dbus, dbus_wire
 from iodrift_test.daemon import Daemon, scrape
 from iodrift_test.dbus import IFACE, NAME, PATH
 from iodrift_test.skip import fail, need_tools
+from iodrift_test.wait import wait_for
 
 
 need_tools("dbus-daemon", "busctl")
@@ -70,6 +72,17 @@ try:
     with dbus.Bus() as bus, Daemon("--config", config, "--dbus", bus.address) as d:
         addr = bus.address
         dbus.wait_for_service(addr, d)
+
+        def runs(probe):
+            samples, _ = scrape(d)
+            return sum(v for n, ls, v in samples
+                       if n == "iodrift_probe_runs_total" and ls.get("probe") == probe)
+
+        # Both probes' scheduled first runs, so that any later run is one a call caused.
+        wait_for("the first scheduled runs of mem and rnd",
+                 lambda: runs("mem") >= 1 and runs("rnd") >= 1, 60,
+                 detail=lambda: d.stderr()[-3000:])
+        scheduled = runs("rnd")
 
         def healthy(what):
             if d.proc.poll() is not None:
@@ -151,8 +164,8 @@ try:
                     "Get", "ss", IFACE, "Nope", iface="org.freedesktop.DBus.Properties")
 
         # Nothing ran for any of it; a valid call still works.
-        samples = healthy("everything")
-        ran = sum(v for n, ls, v in samples if n == "iodrift_probe_runs_total" and ls.get("probe") == "rnd")
+        healthy("everything")
+        ran = runs("rnd") - scheduled
         if ran:
             fail(f"{ran:.0f} runs of rnd happened for rejected calls")
         res = dbus.busctl(addr, "--timeout=120", "call", NAME, PATH, IFACE, "RunProbe", "s",

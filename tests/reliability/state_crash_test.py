@@ -31,7 +31,7 @@ from iodrift_test.skip import fail, skip
 from iodrift_test.wait import wait_for
 
 
-# 25 by default; the sanitizer stages of .ci/run take 10 (two long lives): they look for memory
+# 25 by default; the sanitizer stages of .ci/run take 5 (one long life): they look for memory
 # and thread errors on the load and save paths, which the first kills already walk.
 KILLS = int(os.environ.get("IODRIFT_CRASH_KILLS", "25"))
 PROBES = ("hot-a", "hot-b", "hot-c")

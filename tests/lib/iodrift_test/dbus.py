@@ -128,8 +128,9 @@ def wait_for_service(address, daemon, seconds=20):
 
 
 def write_two_probe_config(path, work, extra=""):
-    """A config (state_dir WORK/state, then `extra` YAML) with two probes that run only when
-    asked: `mem` (memory, 16 MiB) and `rnd` (random on WORK/target, made here)."""
+    """A config (state_dir WORK/state, then `extra` YAML) with two probes that run when asked and
+    otherwise hourly, the scheduler's first runs 2 and 3 s after start: `mem` (memory, 16 MiB) and
+    `rnd` (random on WORK/target, made here)."""
     target = os.path.join(work, "target")
     os.makedirs(target, exist_ok=True)
     probes = [{"name": "mem", "kind": "memory", "interval": "1h", "size": "16MiB"},
