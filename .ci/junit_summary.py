@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Lists every test a ctest run skipped, with its reason, from ctest's JUnit report
-(`ctest --output-junit FILE`): `skipped: NAME: REASON`, then a count.
+"""Sums up a ctest run from its JUnit report (`ctest --output-junit FILE`): every skipped test
+with its reason (`skipped: NAME: REASON`, then a count), then every failed test with the end of
+its output (`=== ci: failed: NAME (the end of its output) ===`, its last 30 non-empty lines,
+then a count).
 
 A script test says why in its output (`SKIPPED: reason`, exit 77; the installed tests print
 `skip: reason`); a GoogleTest prints `file:line: Skipped`, the message, then `[  SKIPPED ]`.
 CI has no skip budget, so this list is how a skip is seen at all; skips on what CI guarantees
-already fail the test (IODRIFT_CI_GUARANTEED=1, docs/testing.md "Skips").
+already fail the test (IODRIFT_CI_GUARANTEED=1, docs/testing.md "Skips"). The failure tails come
+last, so that a CI log cut to its start and end still shows why each failed test failed, even
+when ctest's --output-on-failure output of a long test was cut from the middle.
 
-Usage: list_skips.py JUNIT.xml [...]. Exit 0 (a listing, not a verdict); 2 when a report cannot
-be read.
+Usage: junit_summary.py JUNIT.xml [...]. Exit 0 (a listing, not a verdict); 2 when a report
+cannot be read.
 """
 import sys
 import xml.etree.ElementTree as ET
@@ -47,21 +51,43 @@ def skipped_tests(path):
     return out
 
 
+TAIL_LINES = 30
+TAIL_LINE_CHARS = 400
+
+
+def failed_tests(path):
+    """[(name, last lines of output)] of the failed test cases in one JUnit report."""
+    out = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        if case.find("failure") is None and case.find("error") is None:
+            continue
+        lines = [line.rstrip()[:TAIL_LINE_CHARS]
+                 for line in (case.findtext("system-out") or "").splitlines() if line.strip()]
+        out.append((case.get("name"), lines[-TAIL_LINES:]))
+    return out
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    total = 0
+    skips, failures = [], []
     for path in argv[1:]:
         try:
-            skips = skipped_tests(path)
+            skips += skipped_tests(path)
+            failures += failed_tests(path)
         except (OSError, ET.ParseError) as e:
-            print(f"list_skips: cannot read {path}: {e}", file=sys.stderr)
+            print(f"junit_summary: cannot read {path}: {e}", file=sys.stderr)
             return 2
-        for name, reason in sorted(skips):
-            print(f"skipped: {name}: {reason}")
-        total += len(skips)
-    print(f"=== ci: {total} test(s) skipped ===")
+    for name, reason in sorted(skips):
+        print(f"skipped: {name}: {reason}")
+    print(f"=== ci: {len(skips)} test(s) skipped ===")
+    for name, tail in sorted(failures):
+        print(f"=== ci: failed: {name} (the end of its output) ===")
+        for line in tail:
+            print(f"  {line}")
+    if failures:
+        print(f"=== ci: {len(failures)} test(s) failed ===")
     return 0
 
 
