@@ -39,6 +39,12 @@ def skip_reason(output, fallback):
     return text[-1] if text else fallback
 
 
+def case_name(case):
+    """ctest's name (its classname is the same), or GoogleTest's Suite.Name (classname Suite)."""
+    name, suite = case.get("name") or "", case.get("classname") or ""
+    return name if not suite or name.startswith(suite) else f"{suite}.{name}"
+
+
 def skipped_tests(path):
     """[(name, reason)] of the skipped test cases in one JUnit report."""
     out = []
@@ -46,8 +52,9 @@ def skipped_tests(path):
         skipped = case.find("skipped")
         if skipped is None:
             continue
-        out.append((case.get("name"),
-                    skip_reason(case.findtext("system-out"), skipped.get("message") or "no reason")))
+        out.append((case_name(case),
+                    skip_reason(case.findtext("system-out"),
+                                " ".join((skipped.get("message") or "no reason").split()))))
     return out
 
 
@@ -61,9 +68,12 @@ def failed_tests(path):
     for case in ET.parse(path).getroot().iter("testcase"):
         if case.find("failure") is None and case.find("error") is None:
             continue
-        lines = [line.rstrip()[:TAIL_LINE_CHARS]
-                 for line in (case.findtext("system-out") or "").splitlines() if line.strip()]
-        out.append((case.get("name"), lines[-TAIL_LINES:]))
+        # ctest puts the test's output in system-out; GoogleTest's own XML report puts each
+        # failed assertion's text in its <failure> elements.
+        text = case.findtext("system-out") or "\n".join(
+            (f.text or f.get("message") or "") for f in case.iter("failure"))
+        lines = [line.rstrip()[:TAIL_LINE_CHARS] for line in text.splitlines() if line.strip()]
+        out.append((case_name(case), lines[-TAIL_LINES:]))
     return out
 
 
