@@ -26,25 +26,14 @@ import sys
 import tempfile
 import time
 
+from readers_bench import hdparm, random_loop_device, skip
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_STEPS = ["nonblock", "lock", "sync", "sleep", "touch", "itimer"]
 
 
-def skip(reason):
-    print(f"SKIP: {reason}")
-    sys.exit(77)
-
-
 def sh(*cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
-
-
-def hdparm(dev):
-    out = sh("hdparm", "-t", dev, timeout=120).stdout
-    m = re.search(r"=\s*([\d.]+)\s*([MG])B/sec", out)
-    if not m:
-        raise SystemExit(f"hdparm -t: no rate in {out!r}")
-    return float(m.group(1)) * (1 << (30 if m.group(2) == "G" else 20))
 
 
 def dd(dev):
@@ -93,12 +82,7 @@ def main():
     work = tempfile.mkdtemp(prefix="iodrift-hdparm-steps-", dir="/var/tmp")
     clone = os.path.join(work, "hdparm_steps")
     sh("cc", "-O2", "-o", clone, os.path.join(HERE, "hdparm_steps.c"))
-    img = os.path.join(tempfile.mkdtemp(prefix="img-", dir=args.backing), "dev.img")
-    with open(img, "wb") as f:
-        for _ in range(args.size_mib + 16):
-            f.write(os.urandom(1 << 20))
-        os.fsync(f.fileno())
-    dev = sh("losetup", "--show", "-f", "--direct-io=on", img).stdout.strip()
+    dev, img_dir = random_loop_device(args.size_mib + 16, args.backing)
 
     def steps(*on):
         return lambda: float(sh(clone, dev, *on, timeout=120).stdout)
@@ -106,7 +90,7 @@ def main():
     # name -> (run, populate): a populated variant starts with the whole device in the page
     # cache (read once) instead of dropped, and drops it itself (`drop`) when the step says so.
     variants = {
-        "hdparm -t": (lambda: hdparm(dev), False),
+        "hdparm -t": (lambda: hdparm(dev, "-t"), False),
         "copy, every step": (steps(*ALL_STEPS), False),
         "copy, no 3 s sleep": (steps(*[s for s in ALL_STEPS if s != "sleep"]), False),
         "copy, no mlock": (steps(*[s for s in ALL_STEPS if s != "lock"]), False),
@@ -146,7 +130,7 @@ def main():
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     finally:
         subprocess.run(["losetup", "-d", dev])
-        subprocess.run(["rm", "-rf", work, os.path.dirname(img)])
+        subprocess.run(["rm", "-rf", work, img_dir])
     print(f"device: loop --direct-io=on over {args.size_mib + 16} MiB in {args.backing}; "
           f"{args.rounds} rounds, order rotating, page cache dropped before every run")
     print(f"{'variant':24} {'median':>8} {'range':>13} {'/ hdparm':>9} {'reported':>9}")

@@ -55,6 +55,18 @@ def sh(*cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
+def random_loop_device(mib, backing):
+    """A --direct-io=on loop device over MIB MiB of random data synced to a new directory in
+    `backing`: (device, that directory), both for the caller to remove."""
+    img_dir = tempfile.mkdtemp(prefix="iodrift-bench-img-", dir=backing)
+    img = os.path.join(img_dir, "dev.img")
+    with open(img, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+        os.fsync(f.fileno())
+    return sh("losetup", "--show", "-f", "--direct-io=on", img).strip(), img_dir
+
+
 def fio(dev, kind, n, size, requests):
     """fio's group figure: bytes/s (sequential) or IOPS (random)."""
     args = ["fio", "--output-format=json", "--name=r", f"--filename={dev}", f"--numjobs={n}",
@@ -142,13 +154,7 @@ def main():
     binary = os.environ.get("IODRIFTD", "build/bin/iodriftd")
     size = args.size_mib << 20
     work = tempfile.mkdtemp(prefix="iodrift-readers-bench-", dir="/var/tmp")
-    img_dir = tempfile.mkdtemp(prefix="iodrift-readers-img-", dir=args.backing)
-    img = os.path.join(img_dir, "dev.img")
-    with open(img, "wb") as f:
-        for _ in range(args.size_mib + 16):
-            f.write(os.urandom(1 << 20))
-        os.fsync(f.fileno())
-    dev = sh("losetup", "--show", "-f", "--direct-io=on", img).strip()
+    dev, img_dir = random_loop_device(args.size_mib + 16, args.backing)
     cells = [(k, n, "fio") for k in KINDS for n in COUNTS]
     if with_hdparm:
         cells += [("cached", 1, "hdparm -T"), ("buffered", 1, "hdparm -t")]

@@ -208,10 +208,15 @@ def reclaim_induce(ctx):
 
 
 # -- cpu_contention: CPU quota of the daemon's cgroup; busy loops on the daemon's CPU ------------
-def cpu_setup(scratch):
-    dev, path = loop_fs(scratch, "cpu")
+def cpu_probes(path, buffered_size=COMMON["size"]):
+    """A cached and a buffered probe of `path`, the buffered one reading `buffered_size`."""
     return {"probes": [{"name": "cpu-cached", "kind": "cached", "target": path, **COMMON},
-                       {"name": "cpu-buffered", "kind": "buffered", "target": path, **COMMON}]}
+                       {"name": "cpu-buffered", "kind": "buffered", "target": path,
+                        **dict(COMMON, size=buffered_size)}]}
+
+
+def cpu_setup(scratch):
+    return cpu_probes(loop_fs(scratch, "cpu")[1])
 
 
 def pin_setup(scratch):
@@ -219,10 +224,7 @@ def pin_setup(scratch):
     # over the disk, a 32 or 128 MiB buffered run under the busy loops alternated slow and fast
     # (0.45, 1.39, 0.40, 1.08, 0.33, 1.33 ... of baseline), its kernel CPU per GiB doubling in
     # the slow runs, so it never stayed slow for the runs a verdict needs.
-    dev, path = loop_fs(scratch, "pin", in_memory=True)
-    return {"probes": [{"name": "cpu-cached", "kind": "cached", "target": path, **COMMON},
-                       {"name": "cpu-buffered", "kind": "buffered", "target": path,
-                        **dict(COMMON, size=f"{FILE_MIB}MiB")}]}
+    return cpu_probes(loop_fs(scratch, "pin", in_memory=True)[1], f"{FILE_MIB}MiB")
 
 
 @contextlib.contextmanager

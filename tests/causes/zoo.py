@@ -257,8 +257,12 @@ def run_case(case, scratch):
         return Outcome(case, skipped=setup)
     probes = setup["probes"]
     names = [p["name"] for p in probes]
-    config = write_config(scratch.path("iodrift.yaml"), probes, state_dir=scratch.path("state"),
-                          extra=SCHEDULER + setup.get("extra", ""))
+
+    def write(probes):
+        return write_config(scratch.path("iodrift.yaml"), probes,
+                            state_dir=scratch.path("state"),
+                            extra=SCHEDULER + setup.get("extra", ""))
+    config = write(probes)
     stack = setup.get("stack") or contextlib.ExitStack()
     ctx = dict(setup, scratch=scratch, stack=stack)
     with stack, Daemon("--config", config) as d:  # the daemon stops before the stack unwinds
@@ -267,8 +271,7 @@ def run_case(case, scratch):
         def reload(new_probes):
             """Rewrites the config with new_probes and waits until the daemon applied it."""
             applied = d.stderr().count("reload: applied")
-            write_config(config, new_probes, state_dir=scratch.path("state"),
-                         extra=SCHEDULER + setup.get("extra", ""))
+            write(new_probes)
             d.proc.send_signal(signal.SIGHUP)
             if wait_until("the reload", lambda: d.stderr().count("reload: applied") > applied,
                           30) is None:
